@@ -1,0 +1,1025 @@
+# Copyright 2018 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Implementation of Cluster Resolvers for the Slurm workload manager.
+
+The module has three layers, each built only on the one before it:
+
+1. The hostlist grammar: `expand_hostlist` and `expand_tasks_per_node` turn
+   Slurm's compressed strings (`n[09-11],gpu1-ib`, `4(x2),1`) into lists.
+2. A model of the Slurm step: `_SlurmStep` says on which node every task of
+   the step runs and which GPUs Slurm lets this task see. It is read from the
+   environment by `_read_step`, following Slurm's task distribution rules
+   (block, cyclic, plane, arbitrary, heterogeneous steps), and checked against
+   what this task can see of the truth (`SLURMD_NODENAME`, `SLURM_NODEID`,
+   `SLURM_LOCALID`, `SLURM_GTIDS`).
+3. The mapping to TensorFlow: `_resolve` turns a step into jobs, `host:port`
+   addresses and this task's GPUs. `SlurmClusterResolver` runs it once, then
+   sets `CUDA_VISIBLE_DEVICES`.
+
+Only `SlurmClusterResolver.__init__` and the small readers it calls touch the
+outside world (environment, files, subprocesses); everything else is pure.
+"""
+
+import collections
+import dataclasses
+import os
+import re
+import subprocess
+from typing import Mapping, Optional, Tuple
+
+from tensorflow.python.distribute.cluster_resolver.cluster_resolver import ClusterResolver
+from tensorflow.python.distribute.cluster_resolver.cluster_resolver import format_master_url
+from tensorflow.python.platform import tf_logging as logging
+from tensorflow.python.training.server_lib import ClusterSpec
+from tensorflow.python.util.tf_export import tf_export
+
+# Slurm refuses a single bracket range of more hosts than this
+# (MAX_RANGE in Slurm's src/common/hostlist.c).
+MAX_RANGE = 64 * 1024
+# The most names one expression may expand to. Slurm sets no total, but no
+# step has more nodes (or tasks) than this; larger results are refused before
+# anything is allocated.
+MAX_HOSTS = 1024 * 1024
+
+_HOSTLIST_SEPARATORS = frozenset(' \t\n,')
+_RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]+))?')
+_TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
+_JOB_NAME_RE = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
+_NO_GPUS = ('', 'NoDevFiles')
+_MAX_PORT = 65535
+_SUBPROCESS_TIMEOUT_SECS = 30
+# Where the resolver keeps the CUDA_VISIBLE_DEVICES it replaced (_UNSET if
+# there was none), so that later resolvers start from Slurm's value.
+_ORIGINAL_CVD_VAR = 'TF_SLURM_ORIGINAL_CUDA_VISIBLE_DEVICES'
+_UNSET = '<unset>'
+
+# ------------------------------------------------------------------------------
+# Layer 1: the hostlist grammar.
+# ------------------------------------------------------------------------------
+
+
+def _split_hostlist(hostlist):
+  """Splits a hostlist at separators outside brackets; drops empty items."""
+  items = []
+  start = 0
+  depth = 0
+  for i, char in enumerate(hostlist):
+    if char == '[':
+      if depth:
+        raise ValueError('Invalid hostlist %r: nested "[" at position %d' %
+                         (hostlist, i))
+      depth = 1
+    elif char == ']':
+      if not depth:
+        raise ValueError('Invalid hostlist %r: "]" without "[" at position %d'
+                         % (hostlist, i))
+      depth = 0
+    elif char in _HOSTLIST_SEPARATORS and not depth:
+      items.append(hostlist[start:i])
+      start = i + 1
+  if depth:
+    raise ValueError('Invalid hostlist %r: "[" without "]"' % hostlist)
+  items.append(hostlist[start:])
+  return [item for item in items if item]
+
+
+def _parse_ranges(hostlist, body):
+  """Parses a bracket body such as `01-03,7` into (lo, hi, width) triples."""
+  ranges = []
+  for part in body.split(','):
+    match = _RANGE_RE.fullmatch(part)
+    if not match:
+      raise ValueError(
+          'Invalid hostlist %r: bad range %r in "[%s]"; expected N or LO-HI '
+          'with decimal digits' % (hostlist, part, body))
+    lo = int(match.group(1))
+    hi = lo if match.group(2) is None else int(match.group(2))
+    if lo > hi:
+      raise ValueError('Invalid hostlist %r: range %r goes down (%d > %d)' %
+                       (hostlist, part, lo, hi))
+    if hi - lo + 1 > MAX_RANGE:
+      raise ValueError(
+          'Invalid hostlist %r: range %r has %d hosts, more than Slurm\'s '
+          'limit of %d per range' % (hostlist, part, hi - lo + 1, MAX_RANGE))
+    ranges.append((lo, hi, len(match.group(1))))
+  return ranges
+
+
+def _parse_host_pattern(hostlist, item):
+  """Splits one item into literal texts and bracket groups.
+
+  Returns:
+    (texts, groups): len(texts) == len(groups) + 1; the names are
+    texts[0] + g0 + texts[1] + g1 + ... for every choice of a number from each
+    group, the first group varying slowest (the order scontrol prints).
+  """
+  texts = []
+  groups = []
+  position = 0
+  while True:
+    open_at = item.find('[', position)
+    if open_at < 0:
+      texts.append(item[position:])
+      return texts, groups
+    close_at = item.index(']', open_at)  # _split_hostlist checked the balance.
+    body = item[open_at + 1:close_at]
+    if not body:
+      raise ValueError('Invalid hostlist %r: empty brackets in %r' %
+                       (hostlist, item))
+    texts.append(item[position:open_at])
+    groups.append(_parse_ranges(hostlist, body))
+    position = close_at + 1
+
+
+def _group_size(group):
+  return sum(hi - lo + 1 for lo, hi, _ in group)
+
+
+def _group_values(group):
+  return [
+      '%0*d' % (width, number)
+      for lo, hi, width in group
+      for number in range(lo, hi + 1)
+  ]
+
+
+def expand_hostlist(hostlist):
+  """Expands a Slurm hostlist expression into a list of host names.
+
+  Follows `scontrol show hostnames`: items are separated by commas or
+  whitespace; a bracket holds a comma list of numbers and `LO-HI` ranges,
+  zero-padded to the width of the low bound; an item with several bracket
+  groups expands to every combination, the first group varying slowest; text
+  may follow a bracket (`node[1-2]-ib`, as Slurm 23.11 accepts). Order and
+  duplicates are kept.
+
+  Input: 'n[1-2],m5,o[3-4,6,7-9]'
+  Output: ['n1', 'n2', 'm5', 'o3', 'o4', 'o6', 'o7', 'o8', 'o9']
+
+  Args:
+    hostlist: The hostlist expression, e.g. `SLURM_STEP_NODELIST`.
+
+  Returns:
+    The list of host names.
+
+  Raises:
+    ValueError: If the expression is malformed (unbalanced, nested or empty
+      brackets, non-digits or a descending range in brackets), a range has more
+      than `MAX_RANGE` hosts, or the whole list more than `MAX_HOSTS`. Nothing
+      large is allocated before these checks.
+  """
+  if not isinstance(hostlist, str):
+    raise ValueError('Invalid hostlist %r: expected a string' % (hostlist,))
+  patterns = [
+      _parse_host_pattern(hostlist, item) for item in _split_hostlist(hostlist)
+  ]
+  total = 0
+  for _, groups in patterns:
+    size = 1
+    for group in groups:
+      size *= _group_size(group)
+    total += size
+    if total > MAX_HOSTS:
+      raise ValueError('Invalid hostlist %r: expands to more than %d hosts' %
+                       (hostlist, MAX_HOSTS))
+  hosts = []
+  for texts, groups in patterns:
+    names = [texts[0]]
+    for group, text in zip(groups, texts[1:]):
+      values = _group_values(group)
+      names = [name + value + text for name in names for value in values]
+    hosts.extend(names)
+  return hosts
+
+
+def expand_tasks_per_node(tasks_per_node):
+  """Expands Slurm's compressed tasks-per-node list.
+
+  The order is preserved so that entry i belongs to node i of the node list.
+  Input: '3(x2),2,1'
+  Output: [3, 3, 2, 1]
+
+  Args:
+    tasks_per_node: The string, e.g. `SLURM_STEP_TASKS_PER_NODE`.
+
+  Returns:
+    The list of task counts.
+
+  Raises:
+    ValueError: If the string is malformed or expands to more than
+      `MAX_HOSTS` entries.
+  """
+  if not isinstance(tasks_per_node, str):
+    raise ValueError('Invalid tasks-per-node list %r: expected a string' %
+                     (tasks_per_node,))
+  parsed = []
+  total = 0
+  for part in tasks_per_node.split(','):
+    match = _TASKS_PER_NODE_RE.fullmatch(part)
+    if not match:
+      raise ValueError(
+          'Invalid tasks-per-node list %r: bad entry %r; expected N or N(xK)'
+          % (tasks_per_node, part))
+    repeat = int(match.group(2) or 1)
+    if repeat < 1:
+      raise ValueError('Invalid tasks-per-node list %r: entry %r repeats '
+                       'zero times' % (tasks_per_node, part))
+    total += repeat
+    if total > MAX_HOSTS:
+      raise ValueError('Invalid tasks-per-node list %r: more than %d entries' %
+                       (tasks_per_node, MAX_HOSTS))
+    parsed.append((int(match.group(1)), repeat))
+  return [count for count, repeat in parsed for _ in range(repeat)]
+
+
+def _expand_hostlist_with_scontrol(hostlist, timeout=_SUBPROCESS_TIMEOUT_SECS):
+  """Expands a hostlist with `scontrol show hostnames`, as TF r1.15 did."""
+  command = ['scontrol', 'show', 'hostnames', hostlist]
+  try:
+    result = subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, check=False)
+  except FileNotFoundError:
+    raise RuntimeError('Cannot expand hostlist %r: scontrol is not installed '
+                       'or not on PATH' % hostlist) from None
+  except subprocess.TimeoutExpired:
+    raise RuntimeError('Cannot expand hostlist %r: %r did not finish within '
+                       '%s s' % (hostlist, command, timeout)) from None
+  output = '%s\n%s' % (result.stdout, result.stderr)
+  if result.returncode != 0:
+    raise RuntimeError('Cannot expand hostlist %r: %r exited with status %d: '
+                       '%s' % (hostlist, command, result.returncode,
+                               output.strip()))
+  if 'invalid hostlist' in output.lower():
+    # scontrol 22.05 reports a bad expression this way with exit status 0.
+    raise ValueError('Invalid hostlist %r: scontrol says %s' %
+                     (hostlist, output.strip()))
+  return result.stdout.split()
+
+
+# ------------------------------------------------------------------------------
+# Layer 2: a model of the Slurm step.
+# ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _SlurmStep:
+  """Where every task of a Slurm step runs, and what this task may use.
+
+  Attributes:
+    nodes: The step's node names, in the order Slurm numbers them
+      (`SLURM_NODEID`).
+    task_nodes: For every task of the step, in task order, the index into
+      `nodes` of the node it runs on. Task order is Slurm's rank order where
+      it can be derived (`ranks_are_slurm_ranks`), else node-major.
+    task_index: This process's index into `task_nodes`.
+    ranks_are_slurm_ranks: Whether task i is `SLURM_PROCID` i.
+    visible_gpus: The GPU ids this task may use as `CUDA_VISIBLE_DEVICES`
+      names them, or None when nothing says which GPUs exist.
+    gpus_bound_per_task: Whether Slurm already gave this task its own GPUs
+      (`--gpus-per-task`, `--gpu-bind`), so that they are not to be split.
+    gpus_on_node: GPUs Slurm gave this node (`SLURM_GPUS_ON_NODE`), if known.
+  """
+  nodes: Tuple[str, ...]
+  task_nodes: Tuple[int, ...]
+  task_index: int
+  ranks_are_slurm_ranks: bool = True
+  visible_gpus: Optional[Tuple[str, ...]] = None
+  gpus_bound_per_task: bool = False
+  gpus_on_node: Optional[int] = None
+
+  @property
+  def num_tasks(self):
+    return len(self.task_nodes)
+
+  @property
+  def tasks_per_node(self):
+    counts = [0] * len(self.nodes)
+    for node in self.task_nodes:
+      counts[node] += 1
+    return counts
+
+  def local_indices(self):
+    """Each task's index among the step's tasks on its node, in task order."""
+    seen = [0] * len(self.nodes)
+    indices = []
+    for node in self.task_nodes:
+      indices.append(seen[node])
+      seen[node] += 1
+    return indices
+
+
+def _deal(counts, chunk):
+  """Deals ranks to nodes in turn, `chunk` at a time, skipping full nodes.
+
+  This is Slurm's cyclic (chunk 1) and plane (chunk = plane size)
+  distribution. The work is linear in the number of tasks.
+
+  Args:
+    counts: Tasks on each node, in node order.
+    chunk: How many consecutive ranks a node takes per turn.
+
+  Returns:
+    The node index of every rank.
+  """
+  left = list(counts)
+  active = [node for node, count in enumerate(counts) if count]
+  task_nodes = []
+  while active:
+    for node in active:
+      take = min(chunk, left[node])
+      task_nodes.extend([node] * take)
+      left[node] -= take
+    active = [node for node in active if left[node]]
+  return task_nodes
+
+
+def _block(counts):
+  return [node for node, count in enumerate(counts) for _ in range(count)]
+
+
+def _parse_distribution(distribution, plane_size):
+  """Returns ('block'|'cyclic'|'plane'|'arbitrary', chunk) for nodes.
+
+  Args:
+    distribution: `SLURM_DISTRIBUTION`, e.g. 'cyclic', 'block:cyclic',
+      'plane', 'arbitrary'; None when unset (Slurm's default is block).
+    plane_size: `SLURM_DIST_PLANESIZE`, or None.
+  """
+  if not distribution:
+    return 'block', 1
+  node_level = distribution.split(',')[0].split(':')[0].strip().lower()
+  if node_level in ('block', '*', 'unknown'):
+    return 'block', 1
+  if node_level in ('cyclic', 'arbitrary'):
+    return node_level, 1
+  if node_level.startswith('plane'):
+    size = node_level[len('plane='):] if '=' in node_level else plane_size
+    if size is None:
+      raise RuntimeError('SLURM_DISTRIBUTION=%r needs SLURM_DIST_PLANESIZE, '
+                         'which is not set' % distribution)
+    return 'plane', _positive_int('SLURM_DIST_PLANESIZE', size)
+  raise ValueError('SLURM_DISTRIBUTION=%r: unknown task distribution %r; '
+                   'expected block, cyclic, plane or arbitrary' %
+                   (distribution, node_level))
+
+
+def _positive_int(name, value, minimum=1):
+  """Parses `value` of variable `name` as an int >= minimum."""
+  text = str(value).strip()
+  if not text.isdigit() or int(text) < minimum:
+    raise ValueError('%s=%r: expected an integer >= %d' %
+                     (name, value, minimum))
+  return int(text)
+
+
+def _hostfile_task_nodes(path, nodes, counts, expand):
+  """Reads the arbitrary distribution's host of each rank from SLURM_HOSTFILE.
+
+  Args:
+    path: The file named by `SLURM_HOSTFILE`: host names or hostlists, one or
+      more per line, `#` starts a comment.
+    nodes: The step's node names.
+    counts: Tasks on each node.
+    expand: The hostlist expander.
+
+  Returns:
+    The node index of every rank, or None if the file cannot be read.
+
+  Raises:
+    RuntimeError: If the file contradicts the step's node list or counts.
+  """
+  try:
+    with open(path) as hostfile:
+      lines = hostfile.read().splitlines()
+  except OSError as e:
+    logging.warning('SLURM_HOSTFILE=%r cannot be read (%s): numbering tasks '
+                    'node by node instead of by Slurm rank.', path, e)
+    return None
+  names = []
+  for line in lines:
+    names.extend(expand(line.split('#', 1)[0]))
+  names = names[:sum(counts)]
+  index = {node: i for i, node in enumerate(nodes)}
+  unknown = sorted(set(names) - set(index))
+  if unknown:
+    raise RuntimeError('SLURM_HOSTFILE=%r names hosts %s that are not in the '
+                       'step node list %s' % (path, unknown, list(nodes)))
+  task_nodes = [index[name] for name in names]
+  if collections.Counter(task_nodes) != collections.Counter(_block(counts)):
+    raise RuntimeError(
+        'SLURM_HOSTFILE=%r puts %d ranks on nodes %s, but Slurm says the '
+        'step runs %s tasks on them' %
+        (path, len(names), list(nodes), counts))
+  return task_nodes
+
+
+@dataclasses.dataclass(frozen=True)
+class _StepVariables:
+  """The raw Slurm variables that describe a step, with their names."""
+  nodelist_var: str
+  tasks_per_node_var: str
+  num_tasks_var: str
+  is_batch: bool
+
+
+_STEP_VARIABLES = _StepVariables(
+    'SLURM_STEP_NODELIST', 'SLURM_STEP_TASKS_PER_NODE', 'SLURM_STEP_NUM_TASKS',
+    is_batch=False)
+_JOB_VARIABLES = _StepVariables(
+    'SLURM_JOB_NODELIST', 'SLURM_TASKS_PER_NODE', 'SLURM_NTASKS',
+    is_batch=True)
+
+
+def _require(environ, name, hint=''):
+  try:
+    return environ[name]
+  except KeyError:
+    raise RuntimeError('%s is not set: not running inside a Slurm task?%s' %
+                       (name, hint)) from None
+
+
+def _het_node_order(environ, nodes, expand):
+  """Returns node indices in heterogeneous component order, or None.
+
+  In a heterogeneous step (`srun A : B`) ranks run over the components in
+  order, block-wise within each, and `SLURM_NODEID` follows component order,
+  while `SLURM_STEP_NODELIST` is the merged, name-sorted list.
+  """
+  size = environ.get('SLURM_HET_SIZE', environ.get('SLURM_PACK_SIZE'))
+  if size is None:
+    return None
+  size = _positive_int('SLURM_HET_SIZE', size)
+  index = {node: i for i, node in enumerate(nodes)}
+  order = []
+  for component in range(size):
+    for suffix in ('HET_GROUP', 'PACK_GROUP'):
+      name = 'SLURM_JOB_NODELIST_%s_%d' % (suffix, component)
+      if name in environ:
+        order.extend(index[node] for node in expand(environ[name])
+                     if node in index and index[node] not in order)
+        break
+    else:
+      logging.warning('Heterogeneous step without SLURM_JOB_NODELIST_'
+                      'HET_GROUP_%d: numbering tasks node by node.', component)
+      return None
+  if sorted(order) != list(range(len(nodes))):
+    logging.warning('Heterogeneous component node lists do not cover the '
+                    'step node list: numbering tasks node by node.')
+    return None
+  return order
+
+
+def _layout(environ, nodes, counts, expand, is_batch):
+  """Returns (nodes, counts, task_nodes or None) in Slurm's numbering.
+
+  None for task_nodes means the rank order cannot be derived (unreadable
+  hostfile, incomplete heterogeneous variables): tasks are then numbered node
+  by node.
+  """
+  het_order = None if is_batch else _het_node_order(environ, nodes, expand)
+  if het_order is not None:
+    nodes = tuple(nodes[i] for i in het_order)
+    counts = [counts[i] for i in het_order]
+    return nodes, counts, _block(counts)
+  if 'SLURM_HET_SIZE' in environ or 'SLURM_PACK_SIZE' in environ:
+    return nodes, counts, None
+  kind, chunk = _parse_distribution(
+      environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
+  if kind == 'block':
+    return nodes, counts, _block(counts)
+  if kind in ('cyclic', 'plane'):
+    return nodes, counts, _deal(counts, chunk)
+  hostfile = _require(environ, 'SLURM_HOSTFILE',
+                      ' SLURM_DISTRIBUTION=arbitrary needs it.')
+  return nodes, counts, _hostfile_task_nodes(hostfile, nodes, counts, expand)
+
+
+def _node_counts(environ, variables, tasks_per_node, expand):
+  """Reads the node list and tasks per node; applies the user's override."""
+  nodelist = environ.get(variables.nodelist_var)
+  if nodelist is None and not isinstance(tasks_per_node, Mapping):
+    _require(environ, variables.nodelist_var, ' Launch the program with srun.')
+  nodes = tuple(tasks_per_node if nodelist is None else expand(nodelist))
+  slurm_value = environ.get(variables.tasks_per_node_var)
+  slurm_counts = (None if slurm_value is None else
+                  expand_tasks_per_node(slurm_value))
+  if tasks_per_node is None:
+    if slurm_counts is None:
+      _require(environ, variables.tasks_per_node_var,
+               ' Launch the program with srun.')
+    counts = slurm_counts
+  elif isinstance(tasks_per_node, Mapping):
+    if set(tasks_per_node) != set(nodes):
+      raise RuntimeError('tasks_per_node names hosts %s, but %s=%r has hosts '
+                         '%s' % (sorted(tasks_per_node), variables.nodelist_var,
+                                 nodelist, list(nodes)))
+    counts = [tasks_per_node[node] for node in nodes]
+  else:
+    counts = [tasks_per_node] * len(nodes)
+  for node, count in zip(nodes, counts):
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+      raise ValueError('tasks per node: node %r has %r tasks; expected an '
+                       'integer >= 1' % (node, count))
+  if len(counts) != len(nodes):
+    raise ValueError(
+        '%s=%r has %d entries but %s=%r has %d nodes; expected one entry per '
+        'node' % (variables.tasks_per_node_var, slurm_value, len(counts),
+                  variables.nodelist_var, nodelist, len(nodes)))
+  if slurm_counts is not None and slurm_counts != counts:
+    raise RuntimeError(
+        'tasks_per_node=%r asks for %s tasks on nodes %s, but Slurm assigned '
+        '%s (%s=%r)' % (tasks_per_node, counts, list(nodes), slurm_counts,
+                        variables.tasks_per_node_var, slurm_value))
+  return nodes, counts
+
+
+def _own_task_index(environ, nodes, task_nodes, ranks_are_slurm_ranks):
+  """Finds this task's index: its rank, or its node-major slot."""
+  if ranks_are_slurm_ranks:
+    rank = _positive_int('SLURM_PROCID', _require(environ, 'SLURM_PROCID'),
+                         minimum=0)
+    if rank >= len(task_nodes):
+      raise RuntimeError('SLURM_PROCID=%d but the step has only %d tasks' %
+                         (rank, len(task_nodes)))
+    return rank
+  node_name = _require(environ, 'SLURMD_NODENAME')
+  if node_name not in nodes:
+    raise RuntimeError('SLURMD_NODENAME=%r is not in the step node list %s' %
+                       (node_name, list(nodes)))
+  node = nodes.index(node_name)
+  local_id = _positive_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'),
+                           minimum=0)
+  if local_id >= task_nodes.count(node):
+    raise RuntimeError('SLURM_LOCALID=%d but Slurm says node %r runs only %d '
+                       'tasks' % (local_id, node_name, task_nodes.count(node)))
+  return task_nodes.index(node) + local_id
+
+
+def _check_against_task(environ, step, is_batch):
+  """Compares the derived layout with what this task's variables say.
+
+  Raises:
+    RuntimeError: Showing both sides, on any difference.
+  """
+  node = step.task_nodes[step.task_index]
+  tasks_here = [t for t, n in enumerate(step.task_nodes) if n == node]
+  derived = {
+      'SLURMD_NODENAME': step.nodes[node],
+      'SLURM_NODEID': str(node),
+      'SLURM_LOCALID': str(tasks_here.index(step.task_index)),
+  }
+  if step.ranks_are_slurm_ranks and not is_batch:
+    derived['SLURM_GTIDS'] = ','.join(map(str, tasks_here))
+  is_het = 'SLURM_HET_SIZE' in environ or 'SLURM_PACK_SIZE' in environ
+  if is_het and not step.ranks_are_slurm_ranks:
+    del derived['SLURM_NODEID']  # It follows component order, not the list.
+  mismatches = [
+      '%s: Slurm says %r, derived %r' % (name, environ[name], value)
+      for name, value in derived.items()
+      if name in environ and environ[name].strip() != value
+  ]
+  if mismatches:
+    raise RuntimeError(
+        'The task layout derived from the Slurm environment does not match '
+        'this task (task %d of %d on nodes %s, tasks per node %s, '
+        'SLURM_DISTRIBUTION=%r): %s' %
+        (step.task_index, step.num_tasks, list(step.nodes),
+         step.tasks_per_node, environ.get('SLURM_DISTRIBUTION'),
+         '; '.join(mismatches)))
+
+
+def _visible_gpus(environ):
+  """Returns (GPU ids this task may use or None, bound per task, on node)."""
+  gpus_on_node = environ.get('SLURM_GPUS_ON_NODE')
+  gpus_on_node = (None if gpus_on_node is None else
+                  _positive_int('SLURM_GPUS_ON_NODE', gpus_on_node, minimum=0))
+  visible = environ.get(_ORIGINAL_CVD_VAR, environ.get('CUDA_VISIBLE_DEVICES'))
+  if visible == _UNSET:
+    visible = None
+  if visible is None:
+    visible = environ.get('SLURM_STEP_GPUS', environ.get('SLURM_JOB_GPUS'))
+  if visible is None:
+    return None, False, gpus_on_node
+  visible = visible.strip()
+  gpus = () if visible in _NO_GPUS else tuple(
+      gpu.strip() for gpu in visible.split(','))
+  if any(not gpu for gpu in gpus) or len(set(gpus)) != len(gpus):
+    raise ValueError('CUDA_VISIBLE_DEVICES=%r: expected distinct comma-'
+                     'separated device ids' % visible)
+  bound = 'gpu' in environ.get('SLURMD_TRES_BIND', '') or (
+      gpus_on_node is not None and gpus_on_node > len(gpus))
+  return gpus, bound, gpus_on_node
+
+
+def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
+  """Builds the model of this task's Slurm step from its environment.
+
+  Args:
+    environ: The environment, e.g. `os.environ`.
+    tasks_per_node: The user's override: None, an int, or a dict host ->
+      count.
+    expand: The hostlist expander.
+
+  Returns:
+    A `_SlurmStep`.
+
+  Raises:
+    RuntimeError: If variables are missing or contradict each other.
+    ValueError: If a variable is malformed.
+  """
+  variables = (_STEP_VARIABLES if 'SLURM_STEP_NODELIST' in environ or
+               'SLURM_STEP_TASKS_PER_NODE' in environ else _JOB_VARIABLES)
+  _require(environ, 'SLURM_PROCID',
+           ' Launch the program with srun (inside sbatch or salloc).')
+  nodes, counts = _node_counts(environ, variables, tasks_per_node, expand)
+  if variables.num_tasks_var in environ:
+    num_tasks = _positive_int(variables.num_tasks_var,
+                              environ[variables.num_tasks_var])
+    if num_tasks != sum(counts):
+      raise RuntimeError(
+          '%s=%d but the tasks per node %s add up to %d; launch the program '
+          'with srun so that the step variables are consistent' %
+          (variables.num_tasks_var, num_tasks, counts, sum(counts)))
+  if len(set(nodes)) != len(nodes):
+    raise ValueError('%s=%r names a node twice' %
+                     (variables.nodelist_var, environ[variables.nodelist_var]))
+  nodes, counts, task_nodes = _layout(environ, nodes, counts, expand,
+                                      variables.is_batch)
+  ranks_are_slurm_ranks = task_nodes is not None
+  if task_nodes is None:
+    task_nodes = _block(counts)
+  task_index = _own_task_index(environ, nodes, task_nodes,
+                               ranks_are_slurm_ranks)
+  gpus, bound, gpus_on_node = _visible_gpus(environ)
+  step = _SlurmStep(
+      nodes=tuple(nodes),
+      task_nodes=tuple(task_nodes),
+      task_index=task_index,
+      ranks_are_slurm_ranks=ranks_are_slurm_ranks,
+      visible_gpus=gpus,
+      gpus_bound_per_task=bound,
+      gpus_on_node=gpus_on_node)
+  _check_against_task(environ, step, variables.is_batch)
+  return step
+
+
+# ------------------------------------------------------------------------------
+# Layer 3: the mapping to TensorFlow.
+# ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Resolution:
+  """What the resolver decided: the cluster, this task's role and GPUs.
+
+  Attributes:
+    cluster: Job name -> task addresses (`host:port`), jobs in sorted order.
+    task_type: This task's job name.
+    task_id: This task's index in its job.
+    gpus_per_task: GPUs each task uses.
+    task_gpus: This task's GPU ids for `CUDA_VISIBLE_DEVICES`, or None to
+      leave it alone.
+  """
+  cluster: Tuple[Tuple[str, Tuple[str, ...]], ...]
+  task_type: str
+  task_id: int
+  gpus_per_task: int
+  task_gpus: Optional[Tuple[str, ...]]
+
+
+def _check_count(name, value):
+  if value is not None and (isinstance(value, bool) or
+                            not isinstance(value, int) or value < 0):
+    raise ValueError('%s=%r: expected None or an integer >= 0' % (name, value))
+
+
+def _check_jobs(jobs, num_tasks):
+  """Validates `jobs`; checks it asks for exactly the step's tasks."""
+  if not isinstance(jobs, Mapping) or not jobs:
+    raise ValueError('jobs=%r: expected a non-empty dict of job name -> '
+                     'number of tasks' % (jobs,))
+  for name, count in jobs.items():
+    if not isinstance(name, str) or not _JOB_NAME_RE.fullmatch(name):
+      raise ValueError('jobs: job name %r is not a valid TensorFlow job name '
+                       '(a letter, then letters, digits or _)' % (name,))
+    _check_count('jobs[%r]' % name, count)
+  requested = sum(jobs.values())
+  if requested != num_tasks:
+    raise RuntimeError(
+        'Requested %d tasks (jobs=%r) but Slurm assigned %d tasks to this '
+        'step' % (requested, dict(jobs), num_tasks))
+
+
+def _task_addresses(step, port_base):
+  """Returns `host:port` of every task; ports count up from `port_base`."""
+  if isinstance(port_base, bool) or not isinstance(port_base, int):
+    raise ValueError('port_base=%r: expected an integer port' % (port_base,))
+  local = step.local_indices()
+  highest = port_base + max(local)
+  if port_base < 1 or highest > _MAX_PORT:
+    raise ValueError(
+        'port_base=%d: tasks on the busiest node need ports %d..%d, which '
+        'must lie within 1..%d' % (port_base, port_base, highest, _MAX_PORT))
+  return [
+      '%s:%d' % (step.nodes[node], port_base + index)
+      for node, index in zip(step.task_nodes, local)
+  ]
+
+
+def _assign_jobs(jobs, addresses, task_index):
+  """Hands tasks to jobs in sorted job-name order, as TensorFlow always did."""
+  cluster = []
+  start = 0
+  task_type = task_id = None
+  for name in sorted(jobs):
+    end = start + jobs[name]
+    if start <= task_index < end:
+      task_type, task_id = name, task_index - start
+    if end > start:
+      cluster.append((name, tuple(addresses[start:end])))
+    start = end
+  return tuple(cluster), task_type, task_id
+
+
+def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
+  """Returns (GPUs per task, this task's GPU ids or None to leave them).
+
+  GPUs that Slurm bound to this task stay with it. GPUs that Slurm gave the
+  node are split among the node's tasks by local index, by value.
+
+  Args:
+    step: The `_SlurmStep`.
+    gpus_per_node: The user's value or None.
+    gpus_per_task: The user's value or None.
+    count_node_gpus: Returns the number of GPUs on this node when nothing in
+      the environment says (nvidia-smi); called only then.
+
+  Raises:
+    RuntimeError: If more GPUs are requested than Slurm gave.
+  """
+  visible, source = step.visible_gpus, 'CUDA_VISIBLE_DEVICES'
+  if step.gpus_bound_per_task:
+    per_task = len(visible) if gpus_per_task is None else gpus_per_task
+    if per_task > len(visible):
+      raise RuntimeError(
+          'Requested %d GPUs per task (gpus_per_task) but Slurm bound %d to '
+          'this task (%s=%r)' % (per_task, len(visible), source,
+                                 ','.join(visible)))
+    if (gpus_per_node is not None and step.gpus_on_node is not None and
+        gpus_per_node > step.gpus_on_node):
+      raise RuntimeError(
+          'Requested more GPUs per node than available: gpus_per_node=%d but '
+          'Slurm gave this node %d (SLURM_GPUS_ON_NODE)' %
+          (gpus_per_node, step.gpus_on_node))
+    return per_task, visible[:per_task]
+  if visible is None:
+    source = 'gpus_per_node'
+    if gpus_per_node is None:
+      gpus_per_node, source = count_node_gpus(), 'nvidia-smi --list-gpus'
+    visible = tuple(str(i) for i in range(gpus_per_node))
+  if gpus_per_node is None:
+    gpus_per_node = len(visible)
+  elif gpus_per_node > len(visible):
+    raise RuntimeError(
+        'Requested more GPUs per node than available: gpus_per_node=%d but '
+        'this node has %d (%s=%r)' % (gpus_per_node, len(visible), source,
+                                      ','.join(visible)))
+  local_tasks = step.tasks_per_node[step.task_nodes[step.task_index]]
+  per_task = gpus_per_task
+  if per_task is None:
+    per_task = gpus_per_node // local_tasks
+    busiest_share = gpus_per_node // max(step.tasks_per_node)
+    if busiest_share != per_task:
+      logging.warning(
+          'This task uses %d GPUs, but tasks on the busiest node get %d if '
+          'every node has %d: MultiWorkerMirroredStrategy needs the same '
+          'number in every worker (pass gpus_per_task).', per_task,
+          busiest_share, gpus_per_node)
+  if per_task * local_tasks > gpus_per_node:
+    raise RuntimeError(
+        'Requested more GPUs per node than available: %d tasks on node %r x '
+        '%d GPUs per task (gpus_per_task) > %d GPUs (%s)' %
+        (local_tasks, step.nodes[step.task_nodes[step.task_index]], per_task,
+         gpus_per_node, source))
+  if not visible:
+    return per_task, None
+  start = step.local_indices()[step.task_index] * per_task
+  return per_task, visible[start:start + per_task]
+
+
+def _resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
+             count_node_gpus):
+  """Maps a Slurm step to TensorFlow. Pure apart from `count_node_gpus`."""
+  if jobs is None:
+    jobs = {'worker': step.num_tasks}
+  _check_jobs(jobs, step.num_tasks)
+  _check_count('gpus_per_node', gpus_per_node)
+  _check_count('gpus_per_task', gpus_per_task)
+  addresses = _task_addresses(step, port_base)
+  cluster, task_type, task_id = _assign_jobs(jobs, addresses, step.task_index)
+  per_task, task_gpus = _assign_gpus(step, gpus_per_node, gpus_per_task,
+                                     count_node_gpus)
+  return _Resolution(cluster, task_type, task_id, per_task, task_gpus)
+
+
+def _count_nvidia_gpus(timeout=_SUBPROCESS_TIMEOUT_SECS):
+  """Counts this node's GPUs with `nvidia-smi --list-gpus`; 0 without it."""
+  command = ['nvidia-smi', '--list-gpus']
+  try:
+    result = subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, check=False)
+  except FileNotFoundError:
+    return 0
+  except subprocess.TimeoutExpired:
+    raise RuntimeError('%r did not finish within %s s; pass gpus_per_node to '
+                       'skip it' % (command, timeout)) from None
+  if result.returncode != 0:
+    if 'no devices were found' in (result.stdout + result.stderr).lower():
+      return 0
+    raise RuntimeError(
+        'Could not get the number of GPUs: %r exited with status %d: %s; '
+        'pass gpus_per_node to skip it' %
+        (command, result.returncode, (result.stdout + result.stderr).strip()))
+  return sum(line.startswith('GPU ') for line in result.stdout.splitlines())
+
+
+def get_num_gpus():
+  """Returns the number of GPUs this process may use on the current node.
+
+  `CUDA_VISIBLE_DEVICES` if set (`''` and `NoDevFiles` mean none), else the
+  number `nvidia-smi --list-gpus` reports (0 without nvidia-smi).
+  """
+  visible, _, _ = _visible_gpus(os.environ)
+  return _count_nvidia_gpus() if visible is None else len(visible)
+
+
+_HOSTLIST_EXPANDERS = {
+    'builtin': expand_hostlist,
+    'scontrol': _expand_hostlist_with_scontrol,
+}
+
+
+@tf_export('distribute.cluster_resolver.SlurmClusterResolver')
+class SlurmClusterResolver(ClusterResolver):
+  """ClusterResolver for systems with the Slurm workload manager.
+
+  Create it in every task of an `srun` step. It reads the step from Slurm's
+  environment variables (node list, tasks per node, task distribution, GPU
+  binding), hands the step's tasks to TensorFlow jobs and gives each task the
+  address `node:port` of the node Slurm really runs it on, so that
+
+  ```python
+  resolver = tf.distribute.cluster_resolver.SlurmClusterResolver()
+  strategy = tf.distribute.MultiWorkerMirroredStrategy(
+      cluster_resolver=resolver)
+  ```
+
+  started with `srun python train.py` trains across the whole allocation.
+
+  Tasks are Slurm ranks: TF task i (over jobs in sorted name order) is
+  `SLURM_PROCID` i. For example, in a 4-task step,
+  `SlurmClusterResolver(jobs={'ps': 1, 'worker': 3})` makes rank 0 `ps:0` and
+  ranks 1-3 `worker:0..2`. Ports count up from `port_base` on each node.
+
+  GPUs follow Slurm: if it gave the node's GPUs to all of its tasks
+  (`--gres=gpu:N`), the local tasks split `CUDA_VISIBLE_DEVICES` by local rank;
+  if it bound GPUs per task (`--gpus-per-task`, `--gpu-bind`), each task keeps
+  its own. Without GPUs the resolver works too (0 GPUs per task).
+  """
+
+  def __init__(self,
+               jobs=None,
+               port_base=8888,
+               gpus_per_node=None,
+               gpus_per_task=None,
+               tasks_per_node=None,
+               auto_set_gpu=True,
+               rpc_layer='grpc',
+               hostlist_expansion='builtin'):
+    """Creates a new SlurmClusterResolver object.
+
+    Everything is resolved and checked here, once; `CUDA_VISIBLE_DEVICES` is
+    set (if `auto_set_gpu`) only after every check passed, and on any error
+    the environment is left as it was.
+
+    Used environment variables: `SLURM_PROCID`, `SLURM_STEP_NODELIST`,
+    `SLURM_STEP_TASKS_PER_NODE`, `SLURM_STEP_NUM_TASKS` (in a batch script
+    without a step: `SLURM_JOB_NODELIST`, `SLURM_TASKS_PER_NODE`,
+    `SLURM_NTASKS`), `SLURM_DISTRIBUTION`, `SLURM_DIST_PLANESIZE`,
+    `SLURM_HOSTFILE`, `SLURM_HET_SIZE` and `SLURM_JOB_NODELIST_HET_GROUP_<n>`
+    (or the `PACK` names), `SLURMD_NODENAME`, `SLURM_NODEID`, `SLURM_LOCALID`,
+    `SLURM_GTIDS`, `CUDA_VISIBLE_DEVICES`, `SLURM_STEP_GPUS`,
+    `SLURM_JOB_GPUS`, `SLURM_GPUS_ON_NODE`, `SLURMD_TRES_BIND`.
+
+    Args:
+      jobs: Dictionary with job names as key and number of tasks in the job as
+        value. Defaults to as many 'worker's as there are tasks in the step.
+        Tasks are handed to jobs in sorted job-name order.
+      port_base: The first port number to start with for processes on a node.
+      gpus_per_node: Number of GPUs available on each node. Defaults to the
+        GPUs Slurm gave the node (`CUDA_VISIBLE_DEVICES`), else the number
+        nvidia-smi reports, else 0.
+      gpus_per_task: Number of GPUs to be used for each task. Defaults to the
+        GPUs Slurm bound to the task, else to an even split of
+        `gpus_per_node` among the tasks of the busiest node.
+      tasks_per_node: Number of tasks running on each node: an int, or a dict
+        mapping host names to task counts. Defaults to Slurm's
+        `SLURM_STEP_TASKS_PER_NODE`; a value that contradicts it is an error.
+      auto_set_gpu: Set `CUDA_VISIBLE_DEVICES` to this task's GPUs.
+      rpc_layer: The protocol TensorFlow uses to communicate between nodes.
+      hostlist_expansion: 'builtin' to expand node lists in Python, or
+        'scontrol' to run `scontrol show hostnames` as TF r1.15 did.
+
+    Raises:
+      RuntimeError: If more GPUs per node or a different number of tasks are
+        requested than Slurm assigned, or the Slurm environment is missing or
+        inconsistent.
+      ValueError: If an argument or a Slurm variable is malformed.
+    """
+    if hostlist_expansion not in _HOSTLIST_EXPANDERS:
+      raise ValueError('hostlist_expansion=%r: expected one of %s' %
+                       (hostlist_expansion, sorted(_HOSTLIST_EXPANDERS)))
+    if tasks_per_node is not None and not isinstance(tasks_per_node, Mapping):
+      _check_count('tasks_per_node', tasks_per_node)
+    step = _read_step(os.environ, tasks_per_node,
+                      _HOSTLIST_EXPANDERS[hostlist_expansion])
+    resolution = _resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
+                          _count_nvidia_gpus)
+    self._step = step
+    self._resolution = resolution
+    self._cluster_spec = ClusterSpec(
+        {name: list(addresses) for name, addresses in resolution.cluster})
+    self.task_type = resolution.task_type
+    self.task_id = resolution.task_id
+    self.rpc_layer = rpc_layer
+    if auto_set_gpu:
+      _set_cuda_visible_devices(resolution.task_gpus)
+
+  def cluster_spec(self):
+    """Returns the ClusterSpec of the step: every job's `host:port` list.
+
+    It was resolved once, at construction; calling this changes nothing.
+    """
+    return self._cluster_spec
+
+  def get_task_info(self):
+    """Returns the job name and task index of this process."""
+    return self.task_type, self.task_id
+
+  def master(self, task_type=None, task_id=None, rpc_layer=None):
+    """Returns the master string for connecting to a TensorFlow master.
+
+    Args:
+      task_type: (Optional) Overrides the default auto-selected task type.
+      task_id: (Optional) Overrides the default auto-selected task index.
+      rpc_layer: (Optional) Overrides the default RPC protocol TensorFlow uses
+        to communicate across nodes.
+
+    Returns:
+      A connection string such as 'grpc://n1:8888', or '' if no task is
+      selected.
+    """
+    task_type = task_type if task_type is not None else self.task_type
+    task_id = task_id if task_id is not None else self.task_id
+    if task_type is None or task_id is None:
+      return ''
+    return format_master_url(
+        self._cluster_spec.task_address(task_type, task_id),
+        rpc_layer or self.rpc_layer)
+
+  def num_accelerators(self,
+                       task_type=None,
+                       task_id=None,
+                       config_proto=None):
+    """Returns the number of GPUs each task uses, e.g. {'GPU': 2}."""
+    del task_type, task_id, config_proto  # Every task uses as many.
+    return {'GPU': self._resolution.gpus_per_task}
+
+
+def _set_cuda_visible_devices(task_gpus):
+  """Sets CUDA_VISIBLE_DEVICES to `task_gpus` if that changes anything.
+
+  Slurm's own value is remembered in `_ORIGINAL_CVD_VAR`, so that another
+  resolver in this process or its children splits Slurm's list, not ours.
+  """
+  if task_gpus is None:
+    return
+  value = ','.join(task_gpus)
+  current = os.environ.get('CUDA_VISIBLE_DEVICES')
+  if current == value:
+    return
+  if _ORIGINAL_CVD_VAR not in os.environ:
+    os.environ[_ORIGINAL_CVD_VAR] = _UNSET if current is None else current
+  os.environ['CUDA_VISIBLE_DEVICES'] = value

@@ -1,0 +1,60 @@
+"""Serves this repository's `tensorflow.*` modules in place of pip TensorFlow's.
+
+The repository holds only the files the patch changes, laid out as in the
+TensorFlow tree and with no `__init__.py` (an empty `tensorflow/__init__.py`
+would hide pip TensorFlow). `install()` puts a finder first on `sys.meta_path`
+that serves any `tensorflow.*` module whose `.py` file exists here from that
+file; every other module falls through to pip TensorFlow. It must run before
+`tensorflow` is first imported, since TensorFlow's own start-up imports
+`cluster_resolver/slurm_cluster_resolver.py` and copies its names into
+`tf.distribute.cluster_resolver`: `sitecustomize.py` and `conftest.py` call it.
+"""
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+
+# The repository root: the folder of this file (in Bazel, its runfiles copy).
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+class _OverlayFinder(importlib.abc.MetaPathFinder):
+  """Finds `tensorflow.*` modules among this repository's files."""
+
+  def __init__(self, root):
+    self.root = root
+    # Module name -> file, for every .py file under <root>/tensorflow. The
+    # tree is small; scanning it once spares a stat per TensorFlow import.
+    self.modules = {}
+    for dirpath, _, filenames in os.walk(os.path.join(root, "tensorflow")):
+      package = os.path.relpath(dirpath, root).replace(os.sep, ".")
+      for filename in filenames:
+        if filename.endswith(".py"):
+          self.modules[package + "." + filename[:-3]] = os.path.join(
+              dirpath, filename)
+
+  def find_spec(self, fullname, path=None, target=None):
+    del path, target  # Unused: the name alone decides.
+    filename = self.modules.get(fullname)
+    if filename is None:
+      return None
+    return importlib.util.spec_from_file_location(fullname, filename)
+
+
+def install(root=ROOT):
+  """Puts the overlay finder first on `sys.meta_path`; idempotent.
+
+  Args:
+    root: the folder holding the overlay's `tensorflow/` tree.
+
+  Raises:
+    RuntimeError: if `tensorflow` was imported before the overlay.
+  """
+  if any(isinstance(f, _OverlayFinder) for f in sys.meta_path):
+    return
+  if "tensorflow" in sys.modules:
+    raise RuntimeError(
+        "tensorflow was imported before tf_overlay.install(): the repository's "
+        "modules would not replace pip TensorFlow's.")
+  sys.meta_path.insert(0, _OverlayFinder(root))

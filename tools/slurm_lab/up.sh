@@ -1,0 +1,373 @@
+#!/usr/bin/env bash
+# Start a real multi-node Slurm cluster on this machine, for integration tests.
+#
+# Every emulated host runs in a network namespace of its own on a private /24
+# that exists only inside those namespaces (controller "ctl" = .1, nodes .11,
+# .12, ...), with its own hostname (UTS namespace) and the lab's /etc/hosts
+# (bind-mounted in a private mount namespace), so a task on n10 reaches
+# n9:8888 while n10 listens on 8888 itself. The namespaces are joined by a
+# bridge inside one more namespace (<prefix>sw); nothing is attached to the
+# calling namespace, where a guard route makes the lab /24 unreachable.
+#
+#   sudo tools/slurm_lab/up.sh && . /tmp/tfslurm-lab/env.sh && srun -N3 -n7 hostname
+#   tools/slurm_lab/down.sh
+#
+# Settings (environment variables; down.sh needs only SLURM_LAB_DIR):
+#   SLURM_LAB_DIR    the lab folder, holds everything            [/tmp/tfslurm-lab]
+#   SLURM_LAB_NODES  node groups "PARTITION:NODE,NODE,...:CPUS:GPUS", space
+#                    separated; the first partition is the default one
+#                    [debug:n9,n10,n11:4:4 mixed:c09,c10,c11:4:0
+#                     mixed:gpu1-ib,gpu2-ib:4:2 mixed:rack1-node01:2:0]
+#   SLURM_LAB_MAX_NODES  refuse more slurmd than this (2-core machines)      [10]
+#   SLURM_LAB_NET    first three octets of the lab /24                 [10.213.0]
+#   SLURM_LAB_NS     prefix of the namespace names                         [tfsl-]
+#   SLURM_LAB_WAIT   seconds to wait for all nodes to be idle                [60]
+#   SLURM_LAB_REUSE  1: keep a healthy lab started with the same settings
+#                    (default: a running lab in the folder is stopped first) [0]
+set -Eeuo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+
+T0=$(date +%s%N)
+NODESPEC=${SLURM_LAB_NODES:-debug:n9,n10,n11:4:4 mixed:c09,c10,c11:4:0 mixed:gpu1-ib,gpu2-ib:4:2 mixed:rack1-node01:2:0}
+MAXNODES=${SLURM_LAB_MAX_NODES:-10}
+NET=${SLURM_LAB_NET:-10.213.0}
+NSP=${SLURM_LAB_NS:-tfsl-}
+WAIT=${SLURM_LAB_WAIT:-60}
+REUSE=${SLURM_LAB_REUSE:-0}
+CTLD_PORT=6817    # ports are per namespace: no clash with anything outside the lab
+SLURMD_PORT=6818
+SUBNET=$NET.0/24
+
+elapsed() { echo $(( ($(date +%s%N) - T0) / 1000000 ))ms; }
+
+# ------------------------------------------------------------------ checks
+[ "$(id -u)" = 0 ] || die "run as root (namespaces, routes, daemons running jobs as root)"
+lab_check_dir
+[[ $NET =~ ^10\.([0-9]{1,3})\.([0-9]{1,3})$ ]] && [ "${BASH_REMATCH[1]}" -le 255 ] && [ "${BASH_REMATCH[2]}" -le 255 ] ||
+    die "SLURM_LAB_NET must be the first three octets of a 10.x.y.0/24 network (got '$NET')"
+[[ $NSP =~ ^[A-Za-z0-9_.-]{1,20}$ ]] || die "SLURM_LAB_NS must match [A-Za-z0-9_.-]{1,20}"
+[[ $WAIT =~ ^[0-9]+$ ]] || die "SLURM_LAB_WAIT must be a number of seconds"
+
+# Node groups -> arrays (index = node number, address .11+index)
+NODES=() NODE_PART=() NODE_CPUS=() NODE_GPUS=() NODE_GRES_FILES=() PARTS=()
+gpu_next=0
+for group in $NODESPEC; do
+    IFS=: read -r part names cpus gpus extra <<< "$group"
+    [[ -z ${extra:-} && $part =~ ^[A-Za-z][A-Za-z0-9_-]*$ && $cpus =~ ^[1-9][0-9]*$ && $gpus =~ ^[0-9]+$ ]] ||
+        die "bad node group '$group' in SLURM_LAB_NODES (want PARTITION:NODE,NODE:CPUS:GPUS)"
+    [[ " ${PARTS[*]} " == *" $part "* ]] || PARTS+=("$part")
+    files=""
+    if [ "$gpus" -gt 0 ]; then   # one set of device files per group; numbering runs on
+        files="$LAB_DIR/dev/nvidia[$gpu_next-$((gpu_next + gpus - 1))]"
+        [ "$gpus" = 1 ] && files="$LAB_DIR/dev/nvidia$gpu_next"
+        gpu_next=$((gpu_next + gpus))
+    fi
+    IFS=, read -r -a list <<< "$names"
+    for n in "${list[@]}"; do
+        [[ $n =~ ^[a-z][a-z0-9-]{0,40}$ ]] || die "bad node name '$n' (lower case letters, digits, '-')"
+        case $n in ctl|sw) die "node name '$n' is reserved";; esac
+        [[ " ${NODES[*]} " == *" $n "* ]] && die "node '$n' listed twice"
+        NODES+=("$n") NODE_PART+=("$part") NODE_CPUS+=("$cpus") NODE_GPUS+=("$gpus") NODE_GRES_FILES+=("$files")
+    done
+done
+[ ${#NODES[@]} -ge 1 ] || die "SLURM_LAB_NODES names no node"
+[ ${#NODES[@]} -le "$MAXNODES" ] || die "${#NODES[@]} nodes > SLURM_LAB_MAX_NODES=$MAXNODES"
+[ ${#NODES[@]} -le 240 ] || die "at most 240 nodes fit the /24"
+addr_of() { local i; [ "$1" = ctl ] && { echo "$NET.1"; return; }
+            for i in "${!NODES[@]}"; do [ "${NODES[$i]}" = "$1" ] && { echo "$NET.$((11 + i))"; return; }; done; }
+SETTINGS="nodes=$NODESPEC net=$NET ns=$NSP"
+
+# ------------------------------------------------------------------ packages
+# apt-get, retried while another apt/dpkg holds the lock (at most ~5 min of waiting)
+apt_retry() {
+    local deadline=$(( $(date +%s) + 300 )) out rc
+    while :; do
+        rc=0
+        out=$(DEBIAN_FRONTEND=noninteractive timeout 900 apt-get -q -o DPkg::Lock::Timeout=30 "$@" 2>&1) || rc=$?
+        printf '%s\n' "$out" >> "$LAB_DIR/apt.log"
+        [ $rc = 0 ] && return 0
+        if grep -qiE 'could not get lock|unable to (acquire|lock)|is (held|locked) by|lock-frontend' <<< "$out" &&
+            [ "$(date +%s)" -lt "$deadline" ]; then
+            log "apt/dpkg is busy (another apt-get?), waiting ..."; sleep 10; continue
+        fi
+        printf '%s\n' "$out" | tail -n 20 >&2
+        return 1
+    done
+}
+ensure_packages() {
+    local missing="" c pkgs="slurmctld slurmd slurm-client munge iproute2 util-linux hostname" policy=0 rc=0
+    for c in slurmctld slurmd srun sinfo scontrol munged munge unmunge ip nsenter unshare setsid flock hostname mknod timeout; do
+        command -v "$c" >/dev/null || missing="$missing $c"
+    done
+    [ -z "$missing" ] && return 0
+    log "missing:$missing -> apt-get install $pkgs (log: $LAB_DIR/apt.log)"
+    # Keep the packages from starting system-wide munge/slurm services; only ours are
+    # refused, any other package's services are allowed as usual.
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\n# tfslurm-lab: temporary, removed by tools/slurm_lab/up.sh\ncase "$1" in munge|slurmctld|slurmd|slurmdbd) exit 101;; esac\nexit 0\n' > /usr/sbin/policy-rc.d
+        chmod 755 /usr/sbin/policy-rc.d; policy=1
+    fi
+    if ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; then apt_retry update || rc=$?; fi
+    # shellcheck disable=SC2086
+    [ $rc = 0 ] && { apt_retry install -y --no-install-recommends $pkgs ||
+                     { apt_retry update && apt_retry install -y --no-install-recommends $pkgs; } || rc=1; }
+    [ $policy = 1 ] && grep -q tfslurm-lab /usr/sbin/policy-rc.d && rm -f /usr/sbin/policy-rc.d
+    [ $rc = 0 ] || die "apt-get install failed (see $LAB_DIR/apt.log)"
+    for c in $missing; do command -v "$c" >/dev/null || die "$c still missing after apt-get install"; done
+    log "packages installed in $(elapsed)"
+}
+
+# ------------------------------------------------------------------ lab folder
+if [ -d "$LAB_DIR" ] && [ ! -e "$LAB_MARK" ] && [ -n "$(ls -A "$LAB_DIR")" ]; then
+    die "$LAB_DIR exists, is not empty and is not a lab folder (no .tfslurm-lab); choose another SLURM_LAB_DIR"
+fi
+mkdir -p "$LAB_DIR"; touch "$LAB_MARK"
+ensure_packages
+lab_lock
+
+healthy() {
+    [ "$(cat "$LAB_RUN/settings" 2>/dev/null)" = "$SETTINGS" ] || return 1
+    local pid st name
+    while read -r pid st name; do pid_alive "$pid" "$st" || return 1; done < "$LAB_PIDS"
+    [ -z "$(timeout 10 "$LAB_DIR/bin/sinfo" -h -N -o '%t' 2>/dev/null | grep -vE '^(idle|alloc|mix)$')" ] &&
+        timeout 10 "$LAB_DIR/bin/sinfo" -h -N -o '%t' >/dev/null 2>&1
+}
+if lab_any_alive; then
+    if [ "$REUSE" = 1 ] && healthy; then
+        log "a healthy lab with these settings is already up in $LAB_DIR (SLURM_LAB_REUSE=1): keeping it"
+        exit 0
+    fi
+    log "a lab is already running in $LAB_DIR: stopping it first"
+fi
+lab_stop || die "could not stop what an earlier up.sh left in $LAB_DIR; see messages above"
+
+# from here on, any failure prints the logs and tears down what was made
+fail() {
+    trap - ERR
+    log "ERROR: $*"
+    local f
+    for f in "$LAB_DIR"/log/*.log "$LAB_DIR"/log/*.out; do
+        [ -s "$f" ] || continue
+        log "----- last lines of $f"; tail -n 12 "$f" >&2
+    done
+    lab_stop || true
+    exit 1
+}
+trap 'fail "command failed (line $LINENO): $BASH_COMMAND"' ERR
+
+# ------------------------------------------------------------------ network guard (before creating anything)
+for h in sw ctl "${NODES[@]}"; do
+    [ -e "/run/netns/$NSP$h" ] && die "network namespace $NSP$h exists and was not made by this lab folder; use another SLURM_LAB_NS (or remove it: ip netns del $NSP$h)"
+done
+if [ -n "$(ip -4 route show table all root "$SUBNET" 2>/dev/null)" ]; then
+    ip -4 route show table all root "$SUBNET" >&2
+    die "routes inside $SUBNET already exist in this namespace (another lab?); use another SLURM_LAB_NET"
+fi
+[ -z "$(ip -4 -o addr show to "$SUBNET" 2>/dev/null)" ] || die "an interface here has an address in $SUBNET; use another SLURM_LAB_NET"
+rm -rf "${LAB_DIR:?}"/{etc,state,spool,run,log,bin,dev,munge} "$LAB_DIR/env.sh"
+mkdir -p "$LAB_DIR"/{etc,state,spool,run,log,bin,dev,munge}
+ip route add unreachable "$SUBNET" || die "could not add the guard route 'unreachable $SUBNET'"
+echo "$SUBNET" > "$LAB_ROUTEFILE"
+for a in "$NET.1" "$NET.5" "$NET.254" $(for n in "${NODES[@]}"; do addr_of "$n"; done); do
+    out=$(ip -4 route get "$a" 2>&1) && fail "guard route not effective: 'ip route get $a' says: $out"
+    grep -qiE 'unreachable|no route to host' <<< "$out" || fail "guard route not effective: 'ip route get $a' says: $out"
+done
+log "guard route 'unreachable $SUBNET' installed and verified ($(elapsed))"
+
+# ------------------------------------------------------------------ files
+echo "$SETTINGS" > "$LAB_RUN/settings"
+dd if=/dev/urandom of="$LAB_DIR/munge/munge.key" bs=1024 count=1 status=none
+chmod 700 "$LAB_DIR/munge"; chmod 400 "$LAB_DIR/munge/munge.key"
+for ((i = 0; i < gpu_next; i++)); do
+    # like /dev/null (1,3): harmless if anything ever opens one
+    mknod -m 666 "$LAB_DIR/dev/nvidia$i" c 1 3
+done
+{
+    echo "127.0.0.1 localhost"
+    echo "$NET.1 ctl"
+    for n in "${NODES[@]}"; do echo "$(addr_of "$n") $n"; done
+} > "$LAB_DIR/etc/hosts"
+chmod 644 "$LAB_DIR/etc/hosts"
+
+{
+    echo "# generated by tools/slurm_lab/up.sh"
+    echo "AutoDetect=off"
+    for i in "${!NODES[@]}"; do
+        [ -n "${NODE_GRES_FILES[$i]}" ] || continue
+        echo "NodeName=${NODES[$i]} Name=gpu File=${NODE_GRES_FILES[$i]}"
+    done
+} > "$LAB_DIR/etc/gres.conf"
+
+cat > "$LAB_CONF" <<EOF
+# generated by tools/slurm_lab/up.sh -- $SETTINGS
+ClusterName=tfslurmlab
+SlurmctldHost=ctl($NET.1)
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$LAB_SOCK
+StateSaveLocation=$LAB_DIR/state
+SlurmdSpoolDir=$LAB_DIR/spool/%n
+SlurmctldPidFile=$LAB_RUN/slurmctld.pid
+SlurmdPidFile=$LAB_RUN/slurmd-%n.pid
+SlurmctldLogFile=$LAB_DIR/log/slurmctld.log
+SlurmdLogFile=$LAB_DIR/log/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+MailProg=/bin/true
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+# heterogeneous jobs start on a backfill pass: the default 30 s makes them slow
+SchedulerParameters=bf_interval=1
+# declared CPUs may exceed this machine's
+SlurmdParameters=config_overrides
+MpiDefault=none
+ReturnToService=2
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+InactiveLimit=0
+KillWait=5
+MinJobAge=120
+SlurmdTimeout=300
+GresTypes=gpu
+EOF
+for i in "${!NODES[@]}"; do
+    n=${NODES[$i]}
+    gres=""; [ "${NODE_GPUS[$i]}" -gt 0 ] && gres=" Gres=gpu:${NODE_GPUS[$i]}"
+    echo "NodeName=$n NodeHostname=$n NodeAddr=$(addr_of "$n") CPUs=${NODE_CPUS[$i]} RealMemory=1000$gres State=UNKNOWN"
+done >> "$LAB_CONF"
+first=1
+for p in "${PARTS[@]}"; do
+    members=()
+    for i in "${!NODES[@]}"; do [ "${NODE_PART[$i]}" = "$p" ] && members+=("${NODES[$i]}"); done
+    def=NO; [ $first = 1 ] && def=YES; first=0
+    echo "PartitionName=$p Nodes=$(IFS=,; echo "${members[*]}") Default=$def MaxTime=INFINITE State=UP"
+done >> "$LAB_CONF"
+
+# ------------------------------------------------------------------ namespaces and bridge
+# Everything below is created inside the new namespaces (veth pairs are made in the
+# switch namespace with the peer moved straight into the host's namespace); the
+# calling namespace only got the guard route above.
+in_ns() { local ns=$1; shift; nsenter --net="/run/netns/$ns" "$@"; }
+no_ipv6() {  # no IPv6 at all inside the lab: no link-local chatter, IPv4 names only
+    in_ns "$1" sh -c 'for f in /proc/sys/net/ipv6/conf/all/disable_ipv6 /proc/sys/net/ipv6/conf/default/disable_ipv6; do [ -w "$f" ] && echo 1 > "$f"; done; true'
+}
+new_ns() {
+    ip netns add "$NSP$1" || fail "ip netns add $NSP$1 failed"
+    echo "$NSP$1" >> "$LAB_NSFILE"
+    no_ipv6 "$NSP$1"
+    ip -n "$NSP$1" link set lo up
+}
+SW=${NSP}sw
+new_ns sw
+ip -n "$SW" link add br0 type bridge
+ip -n "$SW" link set br0 up
+k=0
+for h in ctl "${NODES[@]}"; do
+    new_ns "$h"
+    ip -n "$SW" link add "p$k" type veth peer name eth0 netns "$NSP$h"
+    ip -n "$SW" link set "p$k" master br0 up
+    ip -n "$NSP$h" addr add "$(addr_of "$h")/24" dev eth0
+    ip -n "$NSP$h" link set eth0 up
+    k=$((k + 1))
+done
+log "namespaces and bridge ready ($(elapsed))"
+
+# ------------------------------------------------------------------ wrappers, env.sh
+# lab-on HOST CMD...: run CMD in HOST's network namespace, with HOST as hostname
+# (new UTS namespace) and the lab's hosts file on /etc/hosts (new mount namespace,
+# slave: later host mounts still show up). nsenter, not `ip netns exec`: that one
+# remounts /sys, hides /sys/fs/cgroup, and slurmd 22.05 then cannot start. Neither
+# nsenter --net nor unshare --uts --mount forks: CMD keeps the PID this was run as.
+cat > "$LAB_DIR/bin/lab-on" <<EOF
+#!/bin/sh
+# generated by tools/slurm_lab/up.sh; usage: lab-on HOST CMD [ARG...]   (HOST: ctl, ${NODES[*]})
+[ \$# -ge 2 ] || { echo "usage: lab-on HOST CMD [ARG...]" >&2; exit 2; }
+h=\$1; shift
+[ -e "/run/netns/$NSP\$h" ] || { echo "lab-on: no lab host '\$h' (is the lab in $LAB_DIR up?)" >&2; exit 2; }
+export SLURM_CONF=$LAB_CONF
+exec nsenter --net="/run/netns/$NSP\$h" unshare --uts --mount --propagation slave \\
+    sh -c 'mount --bind "\$0" /etc/hosts && hostname "\$1" && shift && exec "\$@"' "$LAB_DIR/etc/hosts" "\$h" "\$@"
+EOF
+# Client wrappers: inside a lab namespace (a task, a batch script, salloc's shell)
+# run the real client; anywhere else run it in the controller's namespace.
+inodes=""
+while read -r ns; do inodes="$inodes|'$(stat -L -c 'net:[%i]' "/run/netns/$ns")'"; done < "$LAB_NSFILE"
+inodes=${inodes#|}
+for c in srun sbatch salloc sinfo squeue scontrol scancel sacct sattach sbcast sstat sprio sshare sdiag strigger; do
+    real=$(command -v "$c" 2>/dev/null) || continue
+    cat > "$LAB_DIR/bin/$c" <<EOF
+#!/bin/sh
+# generated by tools/slurm_lab/up.sh: $c of the lab in $LAB_DIR
+export SLURM_CONF=$LAB_CONF
+case \$(readlink /proc/self/ns/net) in
+    $inodes) exec $real "\$@" ;;
+esac
+exec $LAB_DIR/bin/lab-on ctl $real "\$@"
+EOF
+done
+chmod 755 "$LAB_DIR"/bin/*
+cat > "$LAB_DIR/env.sh" <<EOF
+# generated by tools/slurm_lab/up.sh -- source it to use the lab: . $LAB_DIR/env.sh
+export SLURM_LAB_DIR=$LAB_DIR
+export SLURM_CONF=$LAB_CONF
+case ":\$PATH:" in :$LAB_DIR/bin:*) ;; *) export PATH=$LAB_DIR/bin:\$PATH ;; esac
+EOF
+
+# ------------------------------------------------------------------ daemons
+# start NAME CMD...: detached (own session), clean environment; the recorded PID is
+# the daemon's own (setsid, env, nsenter, unshare and sh all exec without forking).
+start() {
+    local name=$1 pid; shift
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 SLURM_CONF="$LAB_CONF" \
+        setsid "$@" < /dev/null > "$LAB_DIR/log/$name.out" 2>&1 &
+    pid=$!
+    echo "$pid $(pid_start "$pid") $name" >> "$LAB_PIDS"
+}
+# wait_for SECONDS WHAT CMD...: poll CMD every 0.1 s
+wait_for() {
+    local t=$1 what=$2 end; shift 2
+    end=$(( $(date +%s%N) + t * 1000000000 ))
+    until "$@" >/dev/null 2>&1; do
+        [ "$(date +%s%N)" -lt "$end" ] || fail "$what not ready after ${t}s"
+        sleep 0.1
+    done
+}
+start munged munged --foreground --force --socket="$LAB_SOCK" --key-file="$LAB_DIR/munge/munge.key" \
+    --pid-file="$LAB_RUN/munged.pid" --log-file="$LAB_DIR/log/munged.log" --seed-file="$LAB_DIR/munge/munged.seed"
+munge_ok() { [ -S "$LAB_SOCK" ] && timeout 5 munge -n -S "$LAB_SOCK" | timeout 5 unmunge -S "$LAB_SOCK"; }
+wait_for 15 munged munge_ok
+
+start slurmctld "$LAB_DIR/bin/lab-on" ctl slurmctld -D -i -f "$LAB_CONF"
+ctld_ok() { timeout 5 "$LAB_DIR/bin/scontrol" ping | grep -q 'is UP'; }
+wait_for 30 slurmctld ctld_ok
+log "munged and slurmctld up ($(elapsed))"
+
+for n in "${NODES[@]}"; do
+    start "slurmd-$n" "$LAB_DIR/bin/lab-on" "$n" slurmd -D -N "$n" -f "$LAB_CONF"
+done
+all_idle() {
+    local idle
+    idle=$(timeout 10 "$LAB_DIR/bin/sinfo" -h -N -o '%N %t' | sort -u | awk '$2 == "idle"' | wc -l)
+    [ "$idle" -eq ${#NODES[@]} ]
+}
+wait_for "$WAIT" "all ${#NODES[@]} nodes idle ($("$LAB_DIR/bin/sinfo" -h -N -o '%N=%t' 2>/dev/null | sort -u | tr '\n' ' '))" all_idle
+
+# every recorded PID must be the daemon itself (so down.sh stops exactly these)
+while read -r pid st name; do
+    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || fail "$name (pid $pid) is gone"
+    [ "$comm" = "${name%%-*}" ] || fail "recorded pid $pid of $name runs '$comm'"
+done < "$LAB_PIDS"
+
+log "up in $(elapsed): $("$LAB_DIR/bin/sinfo" -h -o '%P %D %N' | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
+log "use it with:  . $LAB_DIR/env.sh   (stop: $HERE/down.sh)"
