@@ -290,6 +290,8 @@ class _SlurmStep:
     gpus_bound_per_task: Whether Slurm already gave this task its own GPUs
       (`--gpus-per-task`, `--gpu-bind`), so that they are not to be split.
     gpus_on_node: GPUs Slurm gave this node (`SLURM_GPUS_ON_NODE`), if known.
+    heterogeneous: Whether the step spans heterogeneous job components, whose
+      nodes may have different GPUs.
   """
   nodes: Tuple[str, ...]
   task_nodes: Tuple[int, ...]
@@ -298,6 +300,7 @@ class _SlurmStep:
   visible_gpus: Optional[Tuple[str, ...]] = None
   gpus_bound_per_task: bool = False
   gpus_on_node: Optional[int] = None
+  heterogeneous: bool = False
 
   @property
   def num_tasks(self):
@@ -450,6 +453,10 @@ def _require(environ, name, hint=''):
                        (name, hint)) from None
 
 
+def _is_heterogeneous(environ):
+  return 'SLURM_HET_SIZE' in environ or 'SLURM_PACK_SIZE' in environ
+
+
 def _het_node_order(environ, nodes, expand):
   """Returns node indices in heterogeneous component order, or None.
 
@@ -493,7 +500,7 @@ def _layout(environ, nodes, counts, expand, is_batch):
     nodes = tuple(nodes[i] for i in het_order)
     counts = [counts[i] for i in het_order]
     return nodes, counts, _block(counts)
-  if 'SLURM_HET_SIZE' in environ or 'SLURM_PACK_SIZE' in environ:
+  if _is_heterogeneous(environ):
     return nodes, counts, None
   kind, chunk = _parse_distribution(
       environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
@@ -582,8 +589,7 @@ def _check_against_task(environ, step, is_batch):
   }
   if step.ranks_are_slurm_ranks and not is_batch:
     derived['SLURM_GTIDS'] = ','.join(map(str, tasks_here))
-  is_het = 'SLURM_HET_SIZE' in environ or 'SLURM_PACK_SIZE' in environ
-  if is_het and not step.ranks_are_slurm_ranks:
+  if step.heterogeneous and not step.ranks_are_slurm_ranks:
     del derived['SLURM_NODEID']  # It follows component order, not the list.
   mismatches = [
       '%s: Slurm says %r, derived %r' % (name, environ[name], value)
@@ -670,7 +676,8 @@ def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
       ranks_are_slurm_ranks=ranks_are_slurm_ranks,
       visible_gpus=gpus,
       gpus_bound_per_task=bound,
-      gpus_on_node=gpus_on_node)
+      gpus_on_node=gpus_on_node,
+      heterogeneous=_is_heterogeneous(environ))
   _check_against_task(environ, step, variables.is_batch)
   return step
 
@@ -800,13 +807,13 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   per_task = gpus_per_task
   if per_task is None:
     per_task = gpus_per_node // local_tasks
-    busiest_share = gpus_per_node // max(step.tasks_per_node)
-    if busiest_share != per_task:
+    busiest = max(step.tasks_per_node)
+    if not step.heterogeneous and gpus_per_node // busiest != per_task:
       logging.warning(
-          'This task uses %d GPUs, but tasks on the busiest node get %d if '
-          'every node has %d: MultiWorkerMirroredStrategy needs the same '
-          'number in every worker (pass gpus_per_task).', per_task,
-          busiest_share, gpus_per_node)
+          'This task uses %d of its node\'s %d GPUs, but the %d tasks of the '
+          'busiest node may get fewer each; MultiWorkerMirroredStrategy needs '
+          'the same number in every worker: pass gpus_per_task.', per_task,
+          gpus_per_node, busiest)
   if per_task * local_tasks > gpus_per_node:
     raise RuntimeError(
         'Requested more GPUs per node than available: %d tasks on node %r x '

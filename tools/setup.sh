@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine (root) for this repository; idempotent:
+#   1. Debian's bazel-bootstrap (Bazel 4.2.3), if `bazel` is missing;
+#   2. .venv from requirements.txt, if missing or if requirements.txt changed.
+# Usable from any clone location and any cwd.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${root}"
+
+# 1. System packages: Bazel, and venv support for the system python3.
+apt_packages=()
+command -v bazel >/dev/null 2>&1 || apt_packages+=(bazel-bootstrap)
+if ! command -v python3 >/dev/null 2>&1 \
+    || ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  apt_packages+=(python3-venv)
+fi
+if (( ${#apt_packages[@]} )); then
+  echo "== apt-get install ${apt_packages[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  timeout 600 apt-get update -q
+  timeout 900 apt-get install -y -q --no-install-recommends "${apt_packages[@]}"
+fi
+
+# 2. The venv, rebuilt whenever the pins change (stamp: requirements' hash).
+stamp=.venv/requirements.sha256
+want="$(sha256sum requirements.txt | cut -d' ' -f1)"
+if [[ ! -x .venv/bin/python3 || "$(cat "${stamp}" 2>/dev/null)" != "${want}" ]]; then
+  echo "== creating .venv from requirements.txt"
+  rm -f "${stamp}"
+  python3 -m venv --clear .venv
+  timeout 1800 .venv/bin/python3 -m pip install -q -r requirements.txt
+  echo "${want}" > "${stamp}"
+fi
