@@ -34,6 +34,7 @@ outside world (environment, files, subprocesses); everything else is pure.
 
 import collections
 import dataclasses
+import itertools
 import os
 import re
 import subprocess
@@ -45,8 +46,9 @@ from tensorflow.python.platform import tf_logging as logging
 from tensorflow.python.training.server_lib import ClusterSpec
 from tensorflow.python.util.tf_export import tf_export
 
-# Slurm refuses a single bracket range of more hosts than this
-# (MAX_RANGE in Slurm's src/common/hostlist.c).
+# Slurm refuses a bracket range (`LO-HI`) of more hosts than this, and a
+# bracket group other than the last of more hosts in all (MAX_RANGE and
+# MAX_PREFIX_CNT in Slurm's src/common/hostlist.{c,h}).
 MAX_RANGE = 64 * 1024
 # The most names one expression may expand to. Slurm sets no total, but no
 # step has more nodes (or tasks) than this; larger results are refused before
@@ -54,7 +56,9 @@ MAX_RANGE = 64 * 1024
 MAX_HOSTS = 1024 * 1024
 
 _HOSTLIST_SEPARATORS = frozenset(' \t\n,')
-_RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]+))?')
+_RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
+# Slurm reads range bounds as unsigned 64-bit numbers.
+_MAX_RANGE_BOUND = 2**64 - 1
 _TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
 _JOB_NAME_RE = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
 _NO_GPUS = ('', 'NoDevFiles')
@@ -105,7 +109,10 @@ def _parse_ranges(hostlist, body):
           'Invalid hostlist %r: bad range %r in "[%s]"; expected N or LO-HI '
           'with decimal digits' % (hostlist, part, body))
     lo = int(match.group(1))
-    hi = lo if match.group(2) is None else int(match.group(2))
+    hi = int(match.group(2)) if match.group(2) else lo  # Slurm: `3-` is 3.
+    if hi > _MAX_RANGE_BOUND:
+      raise ValueError('Invalid hostlist %r: %d in range %r is above 2**64-1' %
+                       (hostlist, hi, part))
     if lo > hi:
       raise ValueError('Invalid hostlist %r: range %r goes down (%d > %d)' %
                        (hostlist, part, lo, hi))
@@ -122,8 +129,8 @@ def _parse_host_pattern(hostlist, item):
 
   Returns:
     (texts, groups): len(texts) == len(groups) + 1; the names are
-    texts[0] + g0 + texts[1] + g1 + ... for every choice of a number from each
-    group, the first group varying slowest (the order scontrol prints).
+    texts[0] + g0 + texts[1] + g1 + ... + texts[-1] for every choice of a
+    number from each group (see `_expand_pattern` for their order).
   """
   texts = []
   groups = []
@@ -147,6 +154,20 @@ def _group_size(group):
   return sum(hi - lo + 1 for lo, hi, _ in group)
 
 
+def _pattern_size(hostlist, groups):
+  """Counts a pattern's names; checks Slurm's limit on all but the last group."""
+  size = 1
+  for i, group in enumerate(groups):
+    group_size = _group_size(group)
+    if i < len(groups) - 1 and group_size > MAX_RANGE:
+      raise ValueError(
+          'Invalid hostlist %r: bracket group %d has %d hosts, more than '
+          'Slurm\'s limit of %d for a group before the last' %
+          (hostlist, i + 1, group_size, MAX_RANGE))
+    size *= group_size
+  return size
+
+
 def _group_values(group):
   return [
       '%0*d' % (width, number)
@@ -155,15 +176,45 @@ def _group_values(group):
   ]
 
 
+def _expand_pattern(texts, groups):
+  """Expands one parsed item in the order `scontrol show hostnames` prints.
+
+  The last group varies fastest; the others, nested around it, vary from the
+  first (fastest) to the next-to-last (slowest). For two groups this is plain
+  row-major order: `r[1-2]n[1-2]` gives r1n1 r1n2 r2n1 r2n2.
+
+  Args:
+    texts: Literal texts around the groups, one more than `groups`.
+    groups: Parsed bracket groups.
+
+  Returns:
+    The list of names.
+  """
+  if not groups:
+    return [texts[0]]
+  values = [_group_values(group) for group in groups]
+  if len(groups) == 1:
+    prefix, suffix = texts
+    return [prefix + value + suffix for value in values[0]]
+  order = list(range(len(groups) - 2, -1, -1)) + [len(groups) - 1]
+  names = []
+  for combination in itertools.product(*(values[i] for i in order)):
+    chosen = dict(zip(order, combination))
+    names.append(''.join(texts[i] + chosen[i] for i in range(len(groups))) +
+                 texts[-1])
+  return names
+
+
 def expand_hostlist(hostlist):
   """Expands a Slurm hostlist expression into a list of host names.
 
   Follows `scontrol show hostnames`: items are separated by commas or
   whitespace; a bracket holds a comma list of numbers and `LO-HI` ranges,
   zero-padded to the width of the low bound; an item with several bracket
-  groups expands to every combination, the first group varying slowest; text
-  may follow a bracket (`node[1-2]-ib`, as Slurm 23.11 accepts). Order and
-  duplicates are kept.
+  groups expands to every combination, in scontrol's order; text may follow a
+  bracket (`node[1-2]-ib`, as Slurm 23.11 accepts). Order and duplicates are
+  kept. Where Slurm's parser accepts junk (unbalanced brackets, signs or
+  spaces in ranges), this raises instead.
 
   Input: 'n[1-2],m5,o[3-4,6,7-9]'
   Output: ['n1', 'n2', 'm5', 'o3', 'o4', 'o6', 'o7', 'o8', 'o9']
@@ -187,20 +238,13 @@ def expand_hostlist(hostlist):
   ]
   total = 0
   for _, groups in patterns:
-    size = 1
-    for group in groups:
-      size *= _group_size(group)
-    total += size
+    total += _pattern_size(hostlist, groups)
     if total > MAX_HOSTS:
       raise ValueError('Invalid hostlist %r: expands to more than %d hosts' %
                        (hostlist, MAX_HOSTS))
   hosts = []
   for texts, groups in patterns:
-    names = [texts[0]]
-    for group, text in zip(groups, texts[1:]):
-      values = _group_values(group)
-      names = [name + value + text for name in names for value in values]
-    hosts.extend(names)
+    hosts.extend(_expand_pattern(texts, groups))
   return hosts
 
 
