@@ -46,8 +46,13 @@ lab_lock() {
 }
 
 # Start time (clock ticks since boot) of a process: with the PID it identifies
-# the process, so a recycled PID is never signalled.
-pid_start() { local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0; s=${s##*) }; set -- $s; echo "${20}"; }
+# the process, so a recycled PID is never signalled. Nothing for a zombie (the
+# daemons' parent is init once up.sh is gone, and it may reap them late).
+pid_start() {
+    local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0; s=${s##*) }
+    # shellcheck disable=SC2086
+    set -- $s; [ "$1" = Z ] || echo "${20}"
+}
 pid_alive() { [ -n "$1" ] && [ -n "$2" ] && [ "$(pid_start "$1")" = "$2" ]; }
 
 # Any recorded process still running?
@@ -55,6 +60,14 @@ lab_any_alive() {
     local pid st name
     [ -s "$LAB_PIDS" ] || return 1
     while read -r pid st name; do pid_alive "$pid" "$st" && return 0; done < "$LAB_PIDS"
+    return 1
+}
+
+# lab_alive NAME: is the recorded process NAME running?
+lab_alive() {
+    local pid st name
+    [ -s "$LAB_PIDS" ] || return 1
+    while read -r pid st name; do [ "$name" = "$1" ] && pid_alive "$pid" "$st" && return 0; done < "$LAB_PIDS"
     return 1
 }
 
@@ -85,6 +98,22 @@ lab_wait_gone() {
     return 1
 }
 
+# lab_wait_reaped TENTHS: give init a moment to reap the stopped daemons, so that
+# no zombie "slurmd" is left in ps/pgrep output (cosmetic, never fails)
+lab_wait_reaped() {
+    local i pid st name z s
+    for ((i = 0; i < $1; i++)); do
+        z=0
+        while read -r pid st name; do
+            s=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+            s=${s##*) }; [ "${s%% *}" = Z ] && z=1
+        done < "$LAB_PIDS"
+        [ $z = 0 ] && return 0
+        sleep 0.1
+    done
+    return 0
+}
+
 # PIDs of every process inside the network namespaces this lab created
 # (slurmstepd, job tasks, clients run through the wrappers ...).
 lab_ns_pids() {
@@ -100,9 +129,9 @@ lab_ns_pids() {
 # processes in the lab namespaces, the namespaces, the guard route (last).
 # Returns 1 if something could not be removed (the guard route is then kept).
 lab_stop() {
-    local rc=0 jobs ns left i p route
+    local rc=0 jobs ns left i p z route
     # 1. cancel the lab's jobs while slurmctld still answers
-    if lab_any_alive && [ -x "$LAB_DIR/bin/squeue" ] &&
+    if lab_alive slurmctld && lab_alive munged && [ -x "$LAB_DIR/bin/squeue" ] &&
         timeout 5 "$LAB_DIR/bin/scontrol" ping 2>/dev/null | grep -q 'is UP'; then
         jobs=$(timeout 10 "$LAB_DIR/bin/squeue" -h -o %A 2>/dev/null | sort -u | tr '\n' ' ') || true
         if [ -n "${jobs// /}" ]; then
@@ -121,6 +150,7 @@ lab_stop() {
         lab_signal TERM slurmctld;  lab_wait_gone slurmctld 100 || lab_signal KILL slurmctld
         lab_signal TERM '*'; lab_wait_gone '*' 50 || lab_signal KILL '*'
         if lab_wait_gone '*' 30; then
+            lab_wait_reaped 30
             rm -f "$LAB_PIDS"
         else
             log "still running: $(cat "$LAB_PIDS")"; rc=1
@@ -131,10 +161,15 @@ lab_stop() {
     if [ -n "${left// /}" ]; then
         log "stopping leftover processes in the lab namespaces: $left"
         for p in $left; do kill -TERM "$p" 2>/dev/null; done
-        for ((i = 0; i < 50; i++)); do [ -z "$(lab_ns_pids)" ] && break; sleep 0.1; done
+        # short grace: slurmstepd ignores TERM, and the jobs were cancelled if possible
+        for ((i = 0; i < 10; i++)); do [ -z "$(lab_ns_pids)" ] && break; sleep 0.1; done
         for p in $(lab_ns_pids); do kill -KILL "$p" 2>/dev/null; done
         for ((i = 0; i < 30; i++)); do [ -z "$(lab_ns_pids)" ] && break; sleep 0.1; done
         [ -z "$(lab_ns_pids)" ] || { log "could not stop: $(lab_ns_pids | tr '\n' ' ')"; rc=1; }
+        for ((i = 0; i < 30; i++)); do   # let init reap them (cosmetic, as above)
+            z=0; for p in $left; do [ -e "/proc/$p" ] && z=1; done
+            [ $z = 0 ] && break; sleep 0.1
+        done
     fi
     # 4. the namespaces up.sh created (only those, by the names it recorded)
     if [ -s "$LAB_NSFILE" ] && [ $rc = 0 ]; then

@@ -151,7 +151,9 @@ fail() {
     local f
     for f in "$LAB_DIR"/log/*.log "$LAB_DIR"/log/*.out; do
         [ -s "$f" ] || continue
-        log "----- last lines of $f"; tail -n 12 "$f" >&2
+        # NAME.out (the daemon's stdout/stderr) mostly repeats NAME.log
+        [[ $f == *.out && -s ${f%.out}.log ]] && continue
+        log "----- last lines of $f"; tail -n 10 "$f" >&2
     done
     lab_stop || true
     exit 1
@@ -181,12 +183,14 @@ log "guard route 'unreachable $SUBNET' installed and verified ($(elapsed))"
 echo "$SETTINGS" > "$LAB_RUN/settings"
 dd if=/dev/urandom of="$LAB_DIR/munge/munge.key" bs=1024 count=1 status=none
 chmod 700 "$LAB_DIR/munge"; chmod 400 "$LAB_DIR/munge/munge.key"
+for n in "${NODES[@]}"; do mkdir -p "$LAB_DIR/spool/$n"; done
 for ((i = 0; i < gpu_next; i++)); do
     # like /dev/null (1,3): harmless if anything ever opens one
     mknod -m 666 "$LAB_DIR/dev/nvidia$i" c 1 3
 done
 {
     echo "127.0.0.1 localhost"
+    echo "::1 ip6-localhost ip6-loopback"
     echo "$NET.1 ctl"
     for n in "${NODES[@]}"; do echo "$(addr_of "$n") $n"; done
 } > "$LAB_DIR/etc/hosts"
@@ -259,8 +263,8 @@ done >> "$LAB_CONF"
 # switch namespace with the peer moved straight into the host's namespace); the
 # calling namespace only got the guard route above.
 in_ns() { local ns=$1; shift; nsenter --net="/run/netns/$ns" "$@"; }
-no_ipv6() {  # no IPv6 at all inside the lab: no link-local chatter, IPv4 names only
-    in_ns "$1" sh -c 'for f in /proc/sys/net/ipv6/conf/all/disable_ipv6 /proc/sys/net/ipv6/conf/default/disable_ipv6; do [ -w "$f" ] && echo 1 > "$f"; done; true'
+no_ipv6() {  # IPv6 only on lo (::1, so binding "::" works); none on the lab links
+    in_ns "$1" sh -c 'f=/proc/sys/net/ipv6/conf/default/disable_ipv6; [ -w $f ] && echo 1 > $f; true'
 }
 new_ns() {
     ip netns add "$NSP$1" || fail "ip netns add $NSP$1 failed"
@@ -325,21 +329,22 @@ case ":\$PATH:" in :$LAB_DIR/bin:*) ;; *) export PATH=$LAB_DIR/bin:\$PATH ;; esa
 EOF
 
 # ------------------------------------------------------------------ daemons
-# start NAME CMD...: detached (own session), clean environment; the recorded PID is
-# the daemon's own (setsid, env, nsenter, unshare and sh all exec without forking).
+# start NAME CMD...: detached (own session), clean environment, without the lock fd
+# (9: a daemon holding it would block down.sh); the recorded PID is the daemon's
+# own (env, setsid, nsenter, unshare and sh all exec without forking).
 start() {
     local name=$1 pid; shift
     env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 SLURM_CONF="$LAB_CONF" \
-        setsid "$@" < /dev/null > "$LAB_DIR/log/$name.out" 2>&1 &
+        setsid "$@" < /dev/null > "$LAB_DIR/log/$name.out" 2>&1 9>&- &
     pid=$!
     echo "$pid $(pid_start "$pid") $name" >> "$LAB_PIDS"
 }
-# wait_for SECONDS WHAT CMD...: poll CMD every 0.1 s
+# wait_for SECONDS WHAT CMD...: poll CMD every 0.1 s; CMD may explain itself in WHY
 wait_for() {
     local t=$1 what=$2 end; shift 2
-    end=$(( $(date +%s%N) + t * 1000000000 ))
+    end=$(( $(date +%s%N) + t * 1000000000 )); WHY=""
     until "$@" >/dev/null 2>&1; do
-        [ "$(date +%s%N)" -lt "$end" ] || fail "$what not ready after ${t}s"
+        [ "$(date +%s%N)" -lt "$end" ] || fail "$what not ready after ${t}s${WHY:+: $WHY}"
         sleep 0.1
     done
 }
@@ -357,11 +362,12 @@ for n in "${NODES[@]}"; do
     start "slurmd-$n" "$LAB_DIR/bin/lab-on" "$n" slurmd -D -N "$n" -f "$LAB_CONF"
 done
 all_idle() {
-    local idle
-    idle=$(timeout 10 "$LAB_DIR/bin/sinfo" -h -N -o '%N %t' | sort -u | awk '$2 == "idle"' | wc -l)
-    [ "$idle" -eq ${#NODES[@]} ]
+    local states
+    states=$(timeout 10 "$LAB_DIR/bin/sinfo" -h -N -o '%N=%t' 2>&1 | sort -u)
+    WHY=$(echo $states)
+    [ "$(grep -c '=idle$' <<< "$states")" -eq ${#NODES[@]} ]
 }
-wait_for "$WAIT" "all ${#NODES[@]} nodes idle ($("$LAB_DIR/bin/sinfo" -h -N -o '%N=%t' 2>/dev/null | sort -u | tr '\n' ' '))" all_idle
+wait_for "$WAIT" "all ${#NODES[@]} nodes idle" all_idle
 
 # every recorded PID must be the daemon itself (so down.sh stops exactly these)
 while read -r pid st name; do

@@ -34,6 +34,7 @@ outside world (environment, files, subprocesses); everything else is pure.
 
 import collections
 import dataclasses
+import functools
 import itertools
 import os
 import re
@@ -336,6 +337,7 @@ class _SlurmStep:
     gpus_on_node: GPUs Slurm gave this node (`SLURM_GPUS_ON_NODE`), if known.
     heterogeneous: Whether the step spans heterogeneous job components, whose
       nodes may have different GPUs.
+    counts_source: Where the tasks per node came from, for error messages.
   """
   nodes: Tuple[str, ...]
   task_nodes: Tuple[int, ...]
@@ -345,18 +347,20 @@ class _SlurmStep:
   gpus_bound_per_task: bool = False
   gpus_on_node: Optional[int] = None
   heterogeneous: bool = False
+  counts_source: str = ''
 
   @property
   def num_tasks(self):
     return len(self.task_nodes)
 
-  @property
+  @functools.cached_property
   def tasks_per_node(self):
     counts = [0] * len(self.nodes)
     for node in self.task_nodes:
       counts[node] += 1
     return counts
 
+  @functools.cached_property
   def local_indices(self):
     """Each task's index among the step's tasks on its node, in task order."""
     seen = [0] * len(self.nodes)
@@ -558,7 +562,11 @@ def _layout(environ, nodes, counts, expand, is_batch):
 
 
 def _node_counts(environ, variables, tasks_per_node, expand):
-  """Reads the node list and tasks per node; applies the user's override."""
+  """Reads the node list and tasks per node; applies the user's override.
+
+  Returns:
+    (nodes, counts, where the counts came from).
+  """
   nodelist = environ.get(variables.nodelist_var)
   if nodelist is None and not isinstance(tasks_per_node, Mapping):
     _require(environ, variables.nodelist_var, ' Launch the program with srun.')
@@ -593,7 +601,9 @@ def _node_counts(environ, variables, tasks_per_node, expand):
         'tasks_per_node=%r asks for %s tasks on nodes %s, but Slurm assigned '
         '%s (%s=%r)' % (tasks_per_node, counts, list(nodes), slurm_counts,
                         variables.tasks_per_node_var, slurm_value))
-  return nodes, counts
+  if slurm_value is None:
+    return nodes, counts, 'tasks_per_node=%r' % (tasks_per_node,)
+  return nodes, counts, '%s=%r' % (variables.tasks_per_node_var, slurm_value)
 
 
 def _own_task_index(environ, nodes, task_nodes, ranks_are_slurm_ranks):
@@ -693,7 +703,8 @@ def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
                'SLURM_STEP_TASKS_PER_NODE' in environ else _JOB_VARIABLES)
   _require(environ, 'SLURM_PROCID',
            ' Launch the program with srun (inside sbatch or salloc).')
-  nodes, counts = _node_counts(environ, variables, tasks_per_node, expand)
+  nodes, counts, counts_source = _node_counts(environ, variables,
+                                             tasks_per_node, expand)
   if variables.num_tasks_var in environ:
     num_tasks = _positive_int(variables.num_tasks_var,
                               environ[variables.num_tasks_var])
@@ -721,7 +732,8 @@ def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
       visible_gpus=gpus,
       gpus_bound_per_task=bound,
       gpus_on_node=gpus_on_node,
-      heterogeneous=_is_heterogeneous(environ))
+      heterogeneous=_is_heterogeneous(environ),
+      counts_source=counts_source)
   _check_against_task(environ, step, variables.is_batch)
   return step
 
@@ -756,7 +768,7 @@ def _check_count(name, value):
     raise ValueError('%s=%r: expected None or an integer >= 0' % (name, value))
 
 
-def _check_jobs(jobs, num_tasks):
+def _check_jobs(jobs, step):
   """Validates `jobs`; checks it asks for exactly the step's tasks."""
   if not isinstance(jobs, Mapping) or not jobs:
     raise ValueError('jobs=%r: expected a non-empty dict of job name -> '
@@ -767,17 +779,18 @@ def _check_jobs(jobs, num_tasks):
                        '(a letter, then letters, digits or _)' % (name,))
     _check_count('jobs[%r]' % name, count)
   requested = sum(jobs.values())
-  if requested != num_tasks:
+  if requested != step.num_tasks:
     raise RuntimeError(
         'Requested %d tasks (jobs=%r) but Slurm assigned %d tasks to this '
-        'step' % (requested, dict(jobs), num_tasks))
+        'step (%s)' % (requested, dict(jobs), step.num_tasks,
+                       step.counts_source))
 
 
 def _task_addresses(step, port_base):
   """Returns `host:port` of every task; ports count up from `port_base`."""
   if isinstance(port_base, bool) or not isinstance(port_base, int):
     raise ValueError('port_base=%r: expected an integer port' % (port_base,))
-  local = step.local_indices()
+  local = step.local_indices
   highest = port_base + max(local)
   if port_base < 1 or highest > _MAX_PORT:
     raise ValueError(
@@ -866,7 +879,7 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
          gpus_per_node, source))
   if not visible:
     return per_task, None
-  start = step.local_indices()[step.task_index] * per_task
+  start = step.local_indices[step.task_index] * per_task
   return per_task, visible[start:start + per_task]
 
 
@@ -875,7 +888,7 @@ def _resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
   """Maps a Slurm step to TensorFlow. Pure apart from `count_node_gpus`."""
   if jobs is None:
     jobs = {'worker': step.num_tasks}
-  _check_jobs(jobs, step.num_tasks)
+  _check_jobs(jobs, step)
   _check_count('gpus_per_node', gpus_per_node)
   _check_count('gpus_per_task', gpus_per_task)
   addresses = _task_addresses(step, port_base)
