@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034
 # Shared by up.sh and down.sh (sourced, never run). Bash only.
 #
 # Layout of the lab folder ($LAB_DIR, default /tmp/tfslurm-lab):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016  # single quotes on purpose: the tasks expand them
 # Smoke test of a running lab (tools/slurm_lab/up.sh first). Prints what each step
 # gives and how long it took; exit status 1 if a check failed. Needs python3.
 # Assumes the default node set (n9,n10,n11 with 4 GPUs; partition mixed).
