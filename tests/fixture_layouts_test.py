@@ -139,16 +139,12 @@ class FixtureLayoutTest(parameterized.TestCase):
     self.assertEqual(['n2:8888', 'n1:8888', 'n2:8889', 'n1:8889', 'n1:8890'],
                      results[0][1].cluster_spec().as_dict()['worker'])
 
-  def testArbitraryLayoutWithoutHostfileIsNumberedNodeByNode(self):
+  def testArbitraryLayoutWithoutReadableHostfileIsAnError(self):
+    # Tasks that cannot read it cannot know which rank runs where.
     self.hostfile = mock.Mock(full_path='/nonexistent/hostfile')
-    results = self._resolve_every_task('n5-arbitrary-hostfile')
-    expected = ['n1:8888', 'n1:8889', 'n1:8890', 'n2:8888', 'n2:8889']
-    for env, resolver, _ in results:
-      self.assertEqual(expected, resolver.cluster_spec().as_dict()['worker'])
-      self.assertEqual(
-          'grpc://%s:%d' % (env['SLURMD_NODENAME'],
-                            8888 + int(env['SLURM_LOCALID'])),
-          resolver.master())
+    with self.assertRaisesRegex(RuntimeError,
+                                "SLURM_HOSTFILE='/nonexistent/hostfile'"):
+      self._resolve_every_task('n5-arbitrary-hostfile')
 
   def testJobsSplitEveryStepInRankOrder(self):
     results = self._resolve_every_task(

@@ -36,6 +36,7 @@ import collections
 import dataclasses
 import functools
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -65,10 +66,10 @@ _JOB_NAME_RE = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
 _NO_GPUS = ('', 'NoDevFiles')
 _MAX_PORT = 65535
 _SUBPROCESS_TIMEOUT_SECS = 30
-# Where the resolver keeps the CUDA_VISIBLE_DEVICES it replaced (_UNSET if
-# there was none), so that later resolvers start from Slurm's value.
-_ORIGINAL_CVD_VAR = 'TF_SLURM_ORIGINAL_CUDA_VISIBLE_DEVICES'
-_UNSET = '<unset>'
+# Where the resolver notes, as JSON [task, Slurm's value, value written], the
+# CUDA_VISIBLE_DEVICES it replaced, so that another resolver in the same task
+# (this process or a child) starts from Slurm's value and not from its share.
+_SAVED_CVD_VAR = 'TF_SLURM_RESOLVER_CUDA_VISIBLE_DEVICES'
 
 # ------------------------------------------------------------------------------
 # Layer 1: the hostlist grammar.
@@ -319,6 +320,24 @@ def _expand_hostlist_with_scontrol(hostlist, timeout=_SUBPROCESS_TIMEOUT_SECS):
 
 
 @dataclasses.dataclass(frozen=True)
+class _SlurmGpus:
+  """What Slurm says of the GPUs of this task.
+
+  Attributes:
+    visible: The GPU ids this task may use, as `CUDA_VISIBLE_DEVICES` names
+      them, or None when nothing says which GPUs exist.
+    source: The variable `visible` came from.
+    bound_per_task: Whether Slurm already gave this task its own GPUs
+      (`--gpus-per-task`, `--gpu-bind`), so that they are not to be split.
+    on_node: GPUs Slurm gave this node (`SLURM_GPUS_ON_NODE`), if known.
+  """
+  visible: Optional[Tuple[str, ...]] = None
+  source: str = 'CUDA_VISIBLE_DEVICES'
+  bound_per_task: bool = False
+  on_node: Optional[int] = None
+
+
+@dataclasses.dataclass(frozen=True)
 class _SlurmStep:
   """Where every task of a Slurm step runs, and what this task may use.
 
@@ -330,11 +349,7 @@ class _SlurmStep:
       it can be derived (`ranks_are_slurm_ranks`), else node-major.
     task_index: This process's index into `task_nodes`.
     ranks_are_slurm_ranks: Whether task i is `SLURM_PROCID` i.
-    visible_gpus: The GPU ids this task may use as `CUDA_VISIBLE_DEVICES`
-      names them, or None when nothing says which GPUs exist.
-    gpus_bound_per_task: Whether Slurm already gave this task its own GPUs
-      (`--gpus-per-task`, `--gpu-bind`), so that they are not to be split.
-    gpus_on_node: GPUs Slurm gave this node (`SLURM_GPUS_ON_NODE`), if known.
+    gpus: What Slurm says of this task's GPUs (`_SlurmGpus`).
     heterogeneous: Whether the step spans heterogeneous job components, whose
       nodes may have different GPUs.
     counts_source: Where the tasks per node came from, for error messages.
@@ -343,9 +358,7 @@ class _SlurmStep:
   task_nodes: Tuple[int, ...]
   task_index: int
   ranks_are_slurm_ranks: bool = True
-  visible_gpus: Optional[Tuple[str, ...]] = None
-  gpus_bound_per_task: bool = False
-  gpus_on_node: Optional[int] = None
+  gpus: '_SlurmGpus' = None
   heterogeneous: bool = False
   counts_source: str = ''
 
@@ -429,7 +442,7 @@ def _parse_distribution(distribution, plane_size):
 def _positive_int(name, value, minimum=1):
   """Parses `value` of variable `name` as an int >= minimum."""
   text = str(value).strip()
-  if not text.isdigit() or int(text) < minimum:
+  if not re.fullmatch('[0-9]+', text) or int(text) < minimum:
     raise ValueError('%s=%r: expected an integer >= %d' %
                      (name, value, minimum))
   return int(text)
@@ -446,21 +459,26 @@ def _hostfile_task_nodes(path, nodes, counts, expand):
     expand: The hostlist expander.
 
   Returns:
-    The node index of every rank, or None if the file cannot be read.
+    The node index of every rank.
 
   Raises:
-    RuntimeError: If the file contradicts the step's node list or counts.
+    RuntimeError: If the file cannot be read (tasks that could not read it
+      would number the step differently), or contradicts the step's node
+      list or counts.
+    ValueError: If a line is not a hostlist.
   """
   try:
     with open(path) as hostfile:
       lines = hostfile.read().splitlines()
   except OSError as e:
-    logging.warning('SLURM_HOSTFILE=%r cannot be read (%s): numbering tasks '
-                    'node by node instead of by Slurm rank.', path, e)
-    return None
+    raise RuntimeError(
+        'SLURM_HOSTFILE=%r cannot be read (%s); the arbitrary distribution '
+        'needs it on every node, e.g. on a shared filesystem' %
+        (path, e.strerror or e)) from None
   names = []
-  for line in lines:
-    names.extend(expand(line.split('#', 1)[0]))
+  for number, line in enumerate(lines, 1):
+    names.extend(_parse_variable('SLURM_HOSTFILE', path, lambda _: expand(
+        line.split('#', 1)[0]), ', line %d' % number))
   names = names[:sum(counts)]
   index = {node: i for i, node in enumerate(nodes)}
   unknown = sorted(set(names) - set(index))
@@ -561,6 +579,14 @@ def _layout(environ, nodes, counts, expand, is_batch):
   return nodes, counts, _hostfile_task_nodes(hostfile, nodes, counts, expand)
 
 
+def _parse_variable(name, value, parse, where=''):
+  """Returns `parse(value)`; a ValueError names the variable and its value."""
+  try:
+    return parse(value)
+  except ValueError as e:
+    raise ValueError('%s=%r%s: %s' % (name, value, where, e)) from None
+
+
 def _node_counts(environ, variables, tasks_per_node, expand):
   """Reads the node list and tasks per node; applies the user's override.
 
@@ -570,10 +596,13 @@ def _node_counts(environ, variables, tasks_per_node, expand):
   nodelist = environ.get(variables.nodelist_var)
   if nodelist is None and not isinstance(tasks_per_node, Mapping):
     _require(environ, variables.nodelist_var, ' Launch the program with srun.')
-  nodes = tuple(tasks_per_node if nodelist is None else expand(nodelist))
+  nodes = tuple(tasks_per_node if nodelist is None else _parse_variable(
+      variables.nodelist_var, nodelist, expand))
   slurm_value = environ.get(variables.tasks_per_node_var)
-  slurm_counts = (None if slurm_value is None else
-                  expand_tasks_per_node(slurm_value))
+  slurm_counts = (None if slurm_value is None else _parse_variable(
+      variables.tasks_per_node_var, slurm_value, expand_tasks_per_node))
+  source = ('tasks_per_node=%r' % (tasks_per_node,) if tasks_per_node is not None
+            else '%s=%r' % (variables.tasks_per_node_var, slurm_value))
   if tasks_per_node is None:
     if slurm_counts is None:
       _require(environ, variables.tasks_per_node_var,
@@ -589,8 +618,8 @@ def _node_counts(environ, variables, tasks_per_node, expand):
     counts = [tasks_per_node] * len(nodes)
   for node, count in zip(nodes, counts):
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-      raise ValueError('tasks per node: node %r has %r tasks; expected an '
-                       'integer >= 1' % (node, count))
+      raise ValueError('%s: node %r has %r tasks; expected an integer >= 1' %
+                       (source, node, count))
   if len(counts) != len(nodes):
     raise ValueError(
         '%s=%r has %d entries but %s=%r has %d nodes; expected one entry per '
@@ -601,9 +630,7 @@ def _node_counts(environ, variables, tasks_per_node, expand):
         'tasks_per_node=%r asks for %s tasks on nodes %s, but Slurm assigned '
         '%s (%s=%r)' % (tasks_per_node, counts, list(nodes), slurm_counts,
                         variables.tasks_per_node_var, slurm_value))
-  if slurm_value is None:
-    return nodes, counts, 'tasks_per_node=%r' % (tasks_per_node,)
-  return nodes, counts, '%s=%r' % (variables.tasks_per_node_var, slurm_value)
+  return nodes, counts, source
 
 
 def _own_task_index(environ, nodes, task_nodes, ranks_are_slurm_ranks):
@@ -660,27 +687,48 @@ def _check_against_task(environ, step, is_batch):
          '; '.join(mismatches)))
 
 
-def _visible_gpus(environ):
-  """Returns (GPU ids this task may use or None, bound per task, on node)."""
-  gpus_on_node = environ.get('SLURM_GPUS_ON_NODE')
-  gpus_on_node = (None if gpus_on_node is None else
-                  _positive_int('SLURM_GPUS_ON_NODE', gpus_on_node, minimum=0))
-  visible = environ.get(_ORIGINAL_CVD_VAR, environ.get('CUDA_VISIBLE_DEVICES'))
-  if visible == _UNSET:
-    visible = None
-  if visible is None:
-    visible = environ.get('SLURM_STEP_GPUS', environ.get('SLURM_JOB_GPUS'))
-  if visible is None:
-    return None, False, gpus_on_node
-  visible = visible.strip()
-  gpus = () if visible in _NO_GPUS else tuple(
-      gpu.strip() for gpu in visible.split(','))
-  if any(not gpu for gpu in gpus) or len(set(gpus)) != len(gpus):
-    raise ValueError('CUDA_VISIBLE_DEVICES=%r: expected distinct comma-'
-                     'separated device ids' % visible)
-  bound = 'gpu' in environ.get('SLURMD_TRES_BIND', '') or (
-      gpus_on_node is not None and gpus_on_node > len(gpus))
-  return gpus, bound, gpus_on_node
+def _task_identity(environ):
+  return [environ.get(name) for name in ('SLURM_JOB_ID', 'SLURM_STEP_ID',
+                                         'SLURM_PROCID')]
+
+
+def _slurm_cuda_visible_devices(environ):
+  """Returns CUDA_VISIBLE_DEVICES as Slurm set it for this task, or None.
+
+  If a resolver of this same task replaced it (and it still holds what that
+  resolver wrote), Slurm's value is the one that resolver saved.
+  """
+  current = environ.get('CUDA_VISIBLE_DEVICES')
+  try:
+    task, original, written = json.loads(environ.get(_SAVED_CVD_VAR, ''))
+  except (ValueError, TypeError):
+    return current
+  if task == _task_identity(environ) and written == current:
+    return original
+  return current
+
+
+def _read_gpus(environ):
+  """Reads what Slurm says of this task's GPUs into a `_SlurmGpus`."""
+  on_node = environ.get('SLURM_GPUS_ON_NODE')
+  if on_node is not None:
+    on_node = _positive_int('SLURM_GPUS_ON_NODE', on_node, minimum=0)
+  source = 'CUDA_VISIBLE_DEVICES'
+  value = _slurm_cuda_visible_devices(environ)
+  for fallback in ('SLURM_STEP_GPUS', 'SLURM_JOB_GPUS'):
+    if value is None:
+      source, value = fallback, environ.get(fallback)
+  if value is None:
+    return _SlurmGpus(on_node=on_node)
+  value = value.strip()
+  visible = () if value in _NO_GPUS else tuple(
+      gpu.strip() for gpu in value.split(','))
+  if any(not gpu for gpu in visible) or len(set(visible)) != len(visible):
+    raise ValueError('%s=%r: expected distinct comma-separated device ids' %
+                     (source, value))
+  bound = ('gpu' in environ.get('SLURMD_TRES_BIND', '') or
+           (on_node is not None and on_node > len(visible)))
+  return _SlurmGpus(visible, source, bound, on_node)
 
 
 def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
@@ -723,15 +771,12 @@ def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
     task_nodes = _block(counts)
   task_index = _own_task_index(environ, nodes, task_nodes,
                                ranks_are_slurm_ranks)
-  gpus, bound, gpus_on_node = _visible_gpus(environ)
   step = _SlurmStep(
       nodes=tuple(nodes),
       task_nodes=tuple(task_nodes),
       task_index=task_index,
       ranks_are_slurm_ranks=ranks_are_slurm_ranks,
-      visible_gpus=gpus,
-      gpus_bound_per_task=bound,
-      gpus_on_node=gpus_on_node,
+      gpus=_read_gpus(environ),
       heterogeneous=_is_heterogeneous(environ),
       counts_source=counts_source)
   _check_against_task(environ, step, variables.is_batch)
@@ -762,10 +807,12 @@ class _Resolution:
   task_gpus: Optional[Tuple[str, ...]]
 
 
-def _check_count(name, value):
-  if value is not None and (isinstance(value, bool) or
-                            not isinstance(value, int) or value < 0):
-    raise ValueError('%s=%r: expected None or an integer >= 0' % (name, value))
+def _check_count(name, value, optional=True):
+  if value is None and optional:
+    return
+  if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    raise ValueError('%s=%r: expected %san integer >= 0' %
+                     (name, value, 'None or ' if optional else ''))
 
 
 def _check_jobs(jobs, step):
@@ -777,7 +824,7 @@ def _check_jobs(jobs, step):
     if not isinstance(name, str) or not _JOB_NAME_RE.fullmatch(name):
       raise ValueError('jobs: job name %r is not a valid TensorFlow job name '
                        '(a letter, then letters, digits or _)' % (name,))
-    _check_count('jobs[%r]' % name, count)
+    _check_count('jobs[%r]' % name, count, optional=False)
   requested = sum(jobs.values())
   if requested != step.num_tasks:
     raise RuntimeError(
@@ -821,7 +868,7 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   """Returns (GPUs per task, this task's GPU ids or None to leave them).
 
   GPUs that Slurm bound to this task stay with it. GPUs that Slurm gave the
-  node are split among the node's tasks by local index, by value.
+  node are split evenly among the node's tasks by local index, by value.
 
   Args:
     step: The `_SlurmStep`.
@@ -833,20 +880,21 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   Raises:
     RuntimeError: If more GPUs are requested than Slurm gave.
   """
-  visible, source = step.visible_gpus, 'CUDA_VISIBLE_DEVICES'
-  if step.gpus_bound_per_task:
+  gpus = step.gpus
+  visible, source = gpus.visible, gpus.source
+  if gpus.bound_per_task:
     per_task = len(visible) if gpus_per_task is None else gpus_per_task
     if per_task > len(visible):
       raise RuntimeError(
           'Requested %d GPUs per task (gpus_per_task) but Slurm bound %d to '
           'this task (%s=%r)' % (per_task, len(visible), source,
                                  ','.join(visible)))
-    if (gpus_per_node is not None and step.gpus_on_node is not None and
-        gpus_per_node > step.gpus_on_node):
+    if (gpus_per_node is not None and gpus.on_node is not None and
+        gpus_per_node > gpus.on_node):
       raise RuntimeError(
           'Requested more GPUs per node than available: gpus_per_node=%d but '
           'Slurm gave this node %d (SLURM_GPUS_ON_NODE)' %
-          (gpus_per_node, step.gpus_on_node))
+          (gpus_per_node, gpus.on_node))
     return per_task, visible[:per_task]
   if visible is None:
     source = 'gpus_per_node'
@@ -860,23 +908,26 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
         'Requested more GPUs per node than available: gpus_per_node=%d but '
         'this node has %d (%s=%r)' % (gpus_per_node, len(visible), source,
                                       ','.join(visible)))
-  local_tasks = step.tasks_per_node[step.task_nodes[step.task_index]]
+  node = step.task_nodes[step.task_index]
+  # Nodes of one step get the same GPUs (--gres, --gpus-per-node), so an
+  # explicit gpus_per_task must fit the busiest node; heterogeneous
+  # components may differ, so there only this node is known.
+  busiest = (step.tasks_per_node[node] if step.heterogeneous else
+             max(step.tasks_per_node))
   per_task = gpus_per_task
   if per_task is None:
-    per_task = gpus_per_node // local_tasks
-    busiest = max(step.tasks_per_node)
-    if not step.heterogeneous and gpus_per_node // busiest != per_task:
+    per_task = gpus_per_node // step.tasks_per_node[node]
+    if gpus_per_node // busiest != per_task:
       logging.warning(
           'This task uses %d of its node\'s %d GPUs, but the %d tasks of the '
           'busiest node may get fewer each; MultiWorkerMirroredStrategy needs '
           'the same number in every worker: pass gpus_per_task.', per_task,
           gpus_per_node, busiest)
-  if per_task * local_tasks > gpus_per_node:
+  elif per_task * busiest > gpus_per_node:
     raise RuntimeError(
-        'Requested more GPUs per node than available: %d tasks on node %r x '
-        '%d GPUs per task (gpus_per_task) > %d GPUs (%s)' %
-        (local_tasks, step.nodes[step.task_nodes[step.task_index]], per_task,
-         gpus_per_node, source))
+        'Requested more GPUs per node than available: %d tasks on the busiest '
+        'node x %d GPUs per task (gpus_per_task) > %d GPUs per node (%s)' %
+        (busiest, per_task, gpus_per_node, source))
   if not visible:
     return per_task, None
   start = step.local_indices[step.task_index] * per_task
@@ -925,7 +976,7 @@ def get_num_gpus():
   `CUDA_VISIBLE_DEVICES` if set (`''` and `NoDevFiles` mean none), else the
   number `nvidia-smi --list-gpus` reports (0 without nvidia-smi).
   """
-  visible, _, _ = _visible_gpus(os.environ)
+  visible = _read_gpus(os.environ).visible
   return _count_nvidia_gpus() if visible is None else len(visible)
 
 
@@ -997,7 +1048,8 @@ class SlurmClusterResolver(ClusterResolver):
         nvidia-smi reports, else 0.
       gpus_per_task: Number of GPUs to be used for each task. Defaults to the
         GPUs Slurm bound to the task, else to an even split of
-        `gpus_per_node` among the tasks of the busiest node.
+        `gpus_per_node` among the tasks on this node. A given value must fit
+        the busiest node of the step.
       tasks_per_node: Number of tasks running on each node: an int, or a dict
         mapping host names to task counts. Defaults to Slurm's
         `SLURM_STEP_TASKS_PER_NODE`; a value that contradicts it is an error.
@@ -1075,15 +1127,15 @@ class SlurmClusterResolver(ClusterResolver):
 def _set_cuda_visible_devices(task_gpus):
   """Sets CUDA_VISIBLE_DEVICES to `task_gpus` if that changes anything.
 
-  Slurm's own value is remembered in `_ORIGINAL_CVD_VAR`, so that another
-  resolver in this process or its children splits Slurm's list, not ours.
+  Slurm's own value is saved in `_SAVED_CVD_VAR`, so that another resolver in
+  this task (this process or a child) splits Slurm's list, not this share.
   """
   if task_gpus is None:
     return
   value = ','.join(task_gpus)
-  current = os.environ.get('CUDA_VISIBLE_DEVICES')
-  if current == value:
+  if os.environ.get('CUDA_VISIBLE_DEVICES') == value:
     return
-  if _ORIGINAL_CVD_VAR not in os.environ:
-    os.environ[_ORIGINAL_CVD_VAR] = _UNSET if current is None else current
+  saved = [_task_identity(os.environ),
+           _slurm_cuda_visible_devices(os.environ), value]
+  os.environ[_SAVED_CVD_VAR] = json.dumps(saved)
   os.environ['CUDA_VISIBLE_DEVICES'] = value

@@ -1,0 +1,1122 @@
+# Copyright 2018 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Tests for SlurmClusterResolver.
+
+The environments are written as Slurm 22.05 really sets them (see
+tests/fixtures/slurm-env/NOTES.txt). `subprocess.run` is mocked in every
+resolver test: by default the machine has neither scontrol nor nvidia-smi.
+"""
+
+import os
+import subprocess
+
+from absl.testing import absltest
+from absl.testing import parameterized
+import mock
+import tensorflow as tf
+
+from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import expand_hostlist
+from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import expand_tasks_per_node
+from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
+
+_SAVED_CVD_VAR = 'TF_SLURM_RESOLVER_CUDA_VISIBLE_DEVICES'
+
+
+def _step_env(nodelist, tasks_per_node, rank_hosts, rank, node_ids=None,
+              **overrides):
+  """Returns the environment Slurm gives task `rank` of an `srun` step.
+
+  Args:
+    nodelist: `SLURM_STEP_NODELIST`, e.g. 'n[1-2]'.
+    tasks_per_node: `SLURM_STEP_TASKS_PER_NODE`, e.g. '4,1'.
+    rank_hosts: The node every rank really runs on, in rank order, separated
+      by spaces; e.g. 'n1 n2 n1 n1 n1' for `srun -n5 -N2 -m cyclic`.
+    rank: `SLURM_PROCID` of the task.
+    node_ids: The nodes in `SLURM_NODEID` order, separated by spaces. Defaults
+      to the order in which they first appear in `rank_hosts`.
+    **overrides: Variables to add or replace; a value of None removes one.
+
+  Returns:
+    The environment, with the task's own truth (`SLURMD_NODENAME`,
+    `SLURM_NODEID`, `SLURM_LOCALID`, `SLURM_GTIDS`) as Slurm sets it.
+  """
+  hosts = rank_hosts.split()
+  nodes = node_ids.split() if node_ids else list(dict.fromkeys(hosts))
+  host = hosts[rank]
+  env = {
+      'SLURM_JOB_ID': '42',
+      'SLURM_JOB_NODELIST': nodelist,
+      'SLURM_NODELIST': nodelist,
+      'SLURM_NNODES': str(len(nodes)),
+      'SLURM_NTASKS': str(len(hosts)),
+      'SLURM_NPROCS': str(len(hosts)),
+      'SLURM_TASKS_PER_NODE': tasks_per_node,
+      'SLURM_STEP_ID': '0',
+      'SLURM_STEP_NODELIST': nodelist,
+      'SLURM_STEP_NUM_NODES': str(len(nodes)),
+      'SLURM_STEP_NUM_TASKS': str(len(hosts)),
+      'SLURM_STEP_TASKS_PER_NODE': tasks_per_node,
+      'SLURM_PROCID': str(rank),
+      'SLURMD_NODENAME': host,
+      'SLURM_NODEID': str(nodes.index(host)),
+      'SLURM_LOCALID': str(hosts[:rank].count(host)),
+      'SLURM_GTIDS': ','.join(
+          str(other) for other, name in enumerate(hosts) if name == host),
+  }
+  for name, value in overrides.items():
+    if value is None:
+      env.pop(name, None)
+    else:
+      env[name] = value
+  return env
+
+
+# The batch script of `sbatch -N2 --ntasks-per-node=2 --gres=gpu:2`
+# (tests/fixtures/slurm-env/sbatch-N2-ntpn2-gres2/batch.env): no SLURM_STEP_*.
+_BATCH_ENV = {
+    'CUDA_VISIBLE_DEVICES': '0,1',
+    'ENVIRONMENT': 'BATCH',
+    'SLURMD_NODENAME': 'n1',
+    'SLURM_GPUS_ON_NODE': '2',
+    'SLURM_GTIDS': '0',
+    'SLURM_JOB_CPUS_PER_NODE': '2(x2)',
+    'SLURM_JOB_GPUS': '0,1',
+    'SLURM_JOB_ID': '25',
+    'SLURM_JOB_NODELIST': 'n[1-2]',
+    'SLURM_LOCALID': '0',
+    'SLURM_NNODES': '2',
+    'SLURM_NODEID': '0',
+    'SLURM_NODELIST': 'n[1-2]',
+    'SLURM_NPROCS': '4',
+    'SLURM_NTASKS': '4',
+    'SLURM_NTASKS_PER_NODE': '2',
+    'SLURM_PROCID': '0',
+    'SLURM_TASKS_PER_NODE': '2(x2)',
+}
+
+# The shell of `salloc -N3 -n5` on the submit host
+# (tests/fixtures/slurm-env/salloc-N3-n5/salloc.env): no task variables.
+_SALLOC_ENV = {
+    'SLURM_JOB_CPUS_PER_NODE': '3,1(x2)',
+    'SLURM_JOB_ID': '26',
+    'SLURM_JOB_NODELIST': 'n[1-3]',
+    'SLURM_NNODES': '3',
+    'SLURM_NODELIST': 'n[1-3]',
+    'SLURM_NPROCS': '5',
+    'SLURM_NTASKS': '5',
+    'SLURM_TASKS_PER_NODE': '3,1(x2)',
+}
+
+# The environment of TensorFlow's own tests (TF 2.x
+# slurm_cluster_resolver_test.py): three nodes, one task each.
+_TF_TEST_ENV = {
+    'SLURM_PROCID': '0',
+    'SLURM_STEP_NUM_TASKS': '3',
+    'SLURM_STEP_NODELIST': 't02n13,t02n41,t02n43',
+}
+
+_NVIDIA_SMI_TWO_GPUS = (
+    'GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-5c0b9c4e-4bd7-9a8c-1b1e)\n'
+    '  MIG 1g.5gb      Device  0: (UUID: MIG-0f8e3c3a-5d09-5b0b-9d1e)\n'
+    'GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-8d1e7a0f-2c44-8e1b-77a2)\n')
+
+
+# srun -n5 -N2, with and without -m cyclic (tests/fixtures/slurm-env/n5-N2*):
+# (SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE, node of each rank, spec).
+_N2_N5_BLOCK = ('n[1-2]', '4,1', 'n1 n1 n1 n1 n2',
+                ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888'])
+_N2_N5_CYCLIC = ('n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
+                 ['n1:8888', 'n2:8888', 'n1:8889', 'n1:8890', 'n1:8891'])
+
+
+def _completed(returncode=0, stdout='', stderr=''):
+  return subprocess.CompletedProcess(['mocked'], returncode, stdout, stderr)
+
+
+class ExpandHostlistTest(parameterized.TestCase):
+  """The hostlist grammar, as `scontrol show hostnames` expands it."""
+
+  @parameterized.named_parameters(
+      ('_single_name', 'n1', ['n1']),
+      ('_list_in_brackets', 'n[1,3]', ['n1', 'n3']),
+      ('_range', 'n[1-3]', ['n1', 'n2', 'n3']),
+      ('_docstring_example', 'n[1-2],m5,o[3-4,6,7-9]',
+       ['n1', 'n2', 'm5', 'o3', 'o4', 'o6', 'o7', 'o8', 'o9']),
+      ('_tf_zero_padding_example', 'n[0001-0003],m5,o[009-011]',
+       ['n0001', 'n0002', 'n0003', 'm5', 'o009', 'o010', 'o011']),
+      ('_numeric_not_string_order', 'n[9-10]', ['n9', 'n10']),
+      ('_padding_from_low_bound', 'n[08-012]',
+       ['n08', 'n09', 'n10', 'n11', 'n12']),
+      ('_zeros_of_high_bound_ignored', 'n[1-010]',
+       ['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7', 'n8', 'n9', 'n10']),
+      ('_padding_per_range', 'n[1-3,05-06]', ['n1', 'n2', 'n3', 'n05', 'n06']),
+      ('_real_sparse_list', 'c[09,11]', ['c09', 'c11']),
+      ('_real_mixed_partition', 'c[09-11],gpu1-ib,gpu2-ib',
+       ['c09', 'c10', 'c11', 'gpu1-ib', 'gpu2-ib']),
+      ('_two_groups_row_major', 'rack[1-2]-node[01-02]',
+       ['rack1-node01', 'rack1-node02', 'rack2-node01', 'rack2-node02']),
+      ('_three_groups_in_scontrol_order', 'x[1-2]y[3-4]z[5-6]',
+       ['x1y3z5', 'x1y3z6', 'x2y3z5', 'x2y3z6',
+        'x1y4z5', 'x1y4z6', 'x2y4z5', 'x2y4z6']),
+      ('_adjacent_groups', 'n[1-2][3-4]', ['n13', 'n14', 'n23', 'n24']),
+      ('_text_after_bracket', 'node[1-2]-ib', ['node1-ib', 'node2-ib']),
+      ('_text_after_several_groups', 'a[1-2]b[3-4]c',
+       ['a1b3c', 'a1b4c', 'a2b3c', 'a2b4c']),
+      ('_brackets_without_prefix', '[1-3]', ['1', '2', '3']),
+      ('_trailing_dash_is_single_number', 'n[3-]', ['n3']),
+      ('_whitespace_separators', 'n1 n2\tn3\nn4', ['n1', 'n2', 'n3', 'n4']),
+      ('_separators_collapse', ' a,,b , c ', ['a', 'b', 'c']),
+      ('_order_kept', 'n2,n1,n3', ['n2', 'n1', 'n3']),
+      ('_duplicates_kept', 'n[1-3],n2', ['n1', 'n2', 'n3', 'n2']),
+      ('_order_and_duplicates_kept_in_brackets', 'n[3,1,3]',
+       ['n3', 'n1', 'n3']),
+      ('_empty', '', []),
+      ('_only_separators', ' , ', []),
+  )
+  def testExpandsLikeScontrol(self, hostlist, expected):
+    self.assertEqual(expected, expand_hostlist(hostlist))
+
+  @parameterized.named_parameters(
+      ('_descending_range', 'n[5-3]', r"'5-3'"),
+      ('_empty_brackets', 'n[]', r"empty brackets in 'n\[\]'"),
+      ('_unclosed_bracket', 'n[1-2', r'"\[" without "\]"'),
+      ('_unopened_bracket', 'n1-2]', r'"\]" without "\["'),
+      ('_nested_brackets', 'n[1[2]]', r'nested "\["'),
+      ('_letters_in_range', 'n[a-b]', r"'a-b'"),
+      ('_negative_number', 'n[-1]', r"'-1'"),
+      ('_empty_item_in_brackets', 'n[1,]', r"bad range '' in \"\[1,\]\""),
+      ('_double_dash', 'n[1--3]', r"'1--3'"),
+      ('_three_bounds', 'n[1-2-3]', r"'1-2-3'"),
+      ('_space_in_range', 'n[1 ]', r"'1 '"),
+      ('_sign_in_range', 'n[+1]', r"'\+1'"),
+      ('_hex_in_range', 'n[0x1]', r"'0x1'"),
+      ('_step_syntax', 'n[0-5:2]', r"'0-5:2'"),
+      ('_above_64_bits', 'n[18446744073709551616]', r'18446744073709551616'),
+  )
+  def testMalformedHostlistIsValueErrorNamingTheBadPart(self, hostlist, regex):
+    with self.assertRaisesRegex(ValueError, regex):
+      expand_hostlist(hostlist)
+
+  @parameterized.named_parameters(('_none', None), ('_bytes', b'n1'))
+  def testNonStringHostlistIsValueError(self, hostlist):
+    with self.assertRaisesRegex(ValueError, 'expected a string'):
+      expand_hostlist(hostlist)
+
+  def testMaxRangeIsSlurmsLimit(self):
+    self.assertEqual(64 * 1024, slurm_cluster_resolver.MAX_RANGE)
+
+  def testRangeOfMaxRangeHostsIsAccepted(self):
+    hosts = expand_hostlist('n[0-65535]')
+    self.assertLen(hosts, 65536)
+    self.assertEqual(['n0', 'n65535'], [hosts[0], hosts[-1]])
+
+  def testLastGroupOfMaxRangeHostsIsAccepted(self):
+    hosts = expand_hostlist('a[1]b[1-65536]')
+    self.assertLen(hosts, 65536)
+    self.assertEqual('a1b65536', hosts[-1])
+
+  @parameterized.named_parameters(
+      ('_range_one_past_limit', 'n[0-65536]', r"'0-65536' has 65537 hosts"),
+      ('_billion_names', 'n[0-999999999]', r"'0-999999999'"),
+      ('_group_before_last_past_limit', 'a[0-65535,0]b[0]', r'group 1'),
+      ('_product_of_groups', 'a[0-65535]b[0-65535]',
+       r"'a\[0-65535\]b\[0-65535\]': expands to more than"),
+      ('_sum_of_items', ','.join(['n[0-65535]'] * 17), r'expands to more than'),
+  )
+  def testExpansionPastCapIsRefused(self, hostlist, regex):
+    with self.assertRaisesRegex(ValueError, regex):
+      expand_hostlist(hostlist)
+
+
+class ExpandTasksPerNodeTest(parameterized.TestCase):
+  """Slurm's compressed tasks-per-node lists."""
+
+  @parameterized.named_parameters(
+      ('_single', '2', [2]),
+      ('_list', '2,1,3', [2, 1, 3]),
+      ('_docstring_example', '3(x2),2,1', [3, 3, 2, 1]),
+      ('_two_digit_counts', '3(x2),2,11(x4)', [3, 3, 2, 11, 11, 11, 11]),
+      ('_ten_repeats', '13(x10)',
+       [13, 13, 13, 13, 13, 13, 13, 13, 13, 13]),
+      ('_real_N4_n10', '4(x2),1(x2)', [4, 4, 1, 1]),
+      ('_real_mixed_N5_n7', '3,1(x4)', [3, 1, 1, 1, 1]),
+      ('_real_heterogeneous', '1,2,1', [1, 2, 1]),
+  )
+  def testExpandsInNodeOrder(self, tasks_per_node, expected):
+    self.assertEqual(expected, expand_tasks_per_node(tasks_per_node))
+
+  @parameterized.named_parameters(
+      ('_letter', 'x', r"bad entry 'x'"),
+      ('_zero_repeats', '2(x0)', r"'2\(x0\)' repeats zero times"),
+      ('_empty', '', r"bad entry ''"),
+      ('_empty_entry', '2,,1', r"'2,,1': bad entry ''"),
+      ('_trailing_comma', '2,', r"'2,': bad entry ''"),
+      ('_repeat_without_count', '(x2)', r"bad entry '\(x2\)'"),
+      ('_repeat_without_number', '2(x)', r"bad entry '2\(x\)'"),
+      ('_upper_case_x', '2(X2)', r"bad entry '2\(X2\)'"),
+      ('_negative', '-1', r"bad entry '-1'"),
+      ('_leading_space', ' 2', r"bad entry ' 2'"),
+      ('_space_in_repeat', '2(x 3)', r"bad entry '2\(x 3\)'"),
+      ('_repeat_without_parentheses', '2x2', r"bad entry '2x2'"),
+      ('_not_a_string', None, r'None: expected a string'),
+      ('_too_many_entries', '1(x99999999999)', r'more than \d+ entries'),
+  )
+  def testMalformedListIsValueErrorNamingTheBadEntry(self, tasks_per_node,
+                                                     regex):
+    with self.assertRaisesRegex(ValueError, regex):
+      expand_tasks_per_node(tasks_per_node)
+
+
+class _ResolverTestCase(parameterized.TestCase):
+  """Resolver tests on a machine without scontrol or nvidia-smi."""
+
+  def setUp(self):
+    super().setUp()
+    self.run = self.enter_context(
+        mock.patch.object(
+            slurm_cluster_resolver.subprocess, 'run',
+            side_effect=FileNotFoundError(2, 'No such file or directory')))
+    # Whatever a test does to os.environ is undone after it.
+    self.enter_context(mock.patch.dict(os.environ))
+
+  def use_env(self, env):
+    """Makes `env` the whole environment for the rest of the test."""
+    self.enter_context(mock.patch.dict(os.environ, env, clear=True))
+
+  def set_run_result(self, result):
+    """Makes the mocked `subprocess.run` raise or return `result`."""
+    if isinstance(result, BaseException):
+      self.run.side_effect = result
+    else:
+      self.run.side_effect = None
+      self.run.return_value = result
+
+  def assertResolverFails(self, error, regex, *args, **kwargs):
+    """Asserts the resolver raises and leaves os.environ exactly as it was."""
+    before = dict(os.environ)
+    with self.assertRaisesRegex(error, regex):
+      SlurmClusterResolver(*args, **kwargs)
+    self.assertEqual(before, dict(os.environ))
+
+  def assertWorkers(self, addresses, resolver):
+    self.assertEqual({'worker': addresses}, resolver.cluster_spec().as_dict())
+
+
+class StepLayoutTest(_ResolverTestCase):
+  """Rank -> node for every Slurm task distribution, checked against Slurm."""
+
+  def testNodeOrderFollowsNodelistNotStringSort(self):
+    self.use_env(_step_env('n[9-10]', '1(x2)', 'n9 n10', 0))
+    resolver = SlurmClusterResolver()
+    self.assertWorkers(['n9:8888', 'n10:8888'], resolver)
+    self.assertEqual('grpc://n9:8888', resolver.master())
+
+  def testCyclicDistributionPutsRank1OnSecondNode(self):
+    # srun -n5 -N2 -m cyclic (tests/fixtures/slurm-env/n5-N2-cyclic).
+    self.use_env(
+        _step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', 1,
+                  SLURM_DISTRIBUTION='cyclic'))
+    resolver = SlurmClusterResolver()
+    self.assertEqual(('worker', 1), resolver.get_task_info())
+    self.assertEqual('grpc://n2:8888', resolver.master())
+
+  @parameterized.named_parameters(
+      ('_default_is_block', {}) + _N2_N5_BLOCK,
+      ('_block', {'SLURM_DISTRIBUTION': 'block'}) + _N2_N5_BLOCK,
+      ('_block_cyclic_is_block_across_nodes',
+       {'SLURM_DISTRIBUTION': 'block:cyclic'}) + _N2_N5_BLOCK,
+      ('_cyclic', {'SLURM_DISTRIBUTION': 'cyclic'}) + _N2_N5_CYCLIC,
+      ('_cyclic_block_is_cyclic_across_nodes',
+       {'SLURM_DISTRIBUTION': 'cyclic:block'}) + _N2_N5_CYCLIC,
+      ('_cyclic_three_levels', {'SLURM_DISTRIBUTION': 'cyclic:cyclic:fcyclic'},
+       'n[1-2]', '2(x2)', 'n1 n2 n1 n2',
+       ['n1:8888', 'n2:8888', 'n1:8889', 'n2:8889']),
+      # srun -n6 -N2 -m plane=2 (tests/fixtures/slurm-env/n6-N2-plane2).
+      ('_plane_2', {'SLURM_DISTRIBUTION': 'plane', 'SLURM_DIST_PLANESIZE': '2'},
+       'n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1',
+       ['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889', 'n1:8890', 'n1:8891']),
+      # srun -N4 -n10 (tests/fixtures/slurm-env/N4-n10).
+      ('_block_N4_n10', {}, 'n[1-4]', '4(x2),1(x2)',
+       'n1 n1 n1 n1 n2 n2 n2 n2 n3 n4',
+       ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888', 'n2:8889',
+        'n2:8890', 'n2:8891', 'n3:8888', 'n4:8888']),
+  )
+  def testEveryTaskResolvesTheSameSpecAndItsOwnNode(self, overrides, nodelist,
+                                                    tasks_per_node, rank_hosts,
+                                                    expected):
+    for rank, address in enumerate(expected):
+      with self.subTest(rank=rank):
+        self.use_env(
+            _step_env(nodelist, tasks_per_node, rank_hosts, rank, **overrides))
+        resolver = SlurmClusterResolver()
+        self.assertWorkers(expected, resolver)
+        self.assertEqual('grpc://' + address, resolver.master())
+
+  @parameterized.named_parameters(
+      ('_one_host_a_line', 'n2\nn1\nn2\nn1\nn1\n'),
+      ('_hostlists_and_comments', '# ranks 0-3\nn2,n1 n[2,1]\nn1  # rank 4\n'),
+      ('_extra_lines_unused', 'n2\nn1\nn2\nn1\nn1\nn2\nn2\n'),
+  )
+  def testArbitraryDistributionFollowsHostfile(self, content):
+    # SLURM_HOSTFILE=<n2,n1,n2,n1,n1> srun -n5 -m arbitrary
+    # (tests/fixtures/slurm-env/n5-arbitrary-hostfile).
+    hostfile = self.create_tempfile(content=content).full_path
+    expected = ['n2:8888', 'n1:8888', 'n2:8889', 'n1:8889', 'n1:8890']
+    for rank, address in enumerate(expected):
+      with self.subTest(rank=rank):
+        self.use_env(
+            _step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', rank,
+                      node_ids='n1 n2', SLURM_DISTRIBUTION='arbitrary',
+                      SLURM_HOSTFILE=hostfile))
+        resolver = SlurmClusterResolver()
+        self.assertWorkers(expected, resolver)
+        self.assertEqual('grpc://' + address, resolver.master())
+
+  @parameterized.named_parameters(
+      ('_slurm_22_05', {
+          'SLURM_HET_SIZE': '2',
+          'SLURM_PACK_SIZE': '2',
+          'SLURM_JOB_NODELIST_PACK_GROUP_0': 'n3',
+          'SLURM_JOB_NODELIST_PACK_GROUP_1': 'n1'
+      }),
+      ('_pack_names_only', {
+          'SLURM_PACK_SIZE': '2',
+          'SLURM_JOB_NODELIST_PACK_GROUP_0': 'n3',
+          'SLURM_JOB_NODELIST_PACK_GROUP_1': 'n1'
+      }),
+      ('_het_names_only', {
+          'SLURM_HET_SIZE': '2',
+          'SLURM_JOB_NODELIST_HET_GROUP_0': 'n3',
+          'SLURM_JOB_NODELIST_HET_GROUP_1': 'n1'
+      }),
+  )
+  def testHeterogeneousStepNumbersRanksByComponent(self, het_variables):
+    # srun -w n3 -n2 : -w n1 -n1: the step node list is sorted (n[1,3], tasks
+    # 1,2), but ranks 0-1 run on n3 (SLURM_NODEID 0) and rank 2 on n1.
+    expected = ['n3:8888', 'n3:8889', 'n1:8888']
+    for rank, address in enumerate(expected):
+      with self.subTest(rank=rank):
+        self.use_env(
+            _step_env('n[1,3]', '1,2', 'n3 n3 n1', rank, node_ids='n3 n1',
+                      SLURM_DISTRIBUTION='block', **het_variables))
+        resolver = SlurmClusterResolver()
+        self.assertWorkers(expected, resolver)
+        self.assertEqual('grpc://' + address, resolver.master())
+
+  def testRealHeterogeneousStep(self):
+    # srun -N1 -n1 : -N2 -n3 (tests/fixtures/slurm-env/het-N1n1-N2n3-gpu).
+    self.use_env(
+        _step_env('n[1-3]', '1,2,1', 'n1 n2 n2 n3', 2,
+                  SLURM_DISTRIBUTION='block', SLURM_HET_SIZE='2',
+                  SLURM_PACK_SIZE='2', SLURM_JOB_NODELIST_PACK_GROUP_0='n1',
+                  SLURM_JOB_NODELIST_PACK_GROUP_1='n[2-3]'))
+    resolver = SlurmClusterResolver()
+    self.assertWorkers(['n1:8888', 'n2:8888', 'n2:8889', 'n3:8888'], resolver)
+    self.assertEqual('grpc://n2:8889', resolver.master())
+
+  @parameterized.named_parameters(
+      ('_node_name', 'SLURMD_NODENAME', 'n2',
+       r"SLURMD_NODENAME: Slurm says 'n2', derived 'n1'"),
+      ('_node_id', 'SLURM_NODEID', '1',
+       r"SLURM_NODEID: Slurm says '1', derived '0'"),
+      ('_local_id', 'SLURM_LOCALID', '0',
+       r"SLURM_LOCALID: Slurm says '0', derived '1'"),
+      ('_global_task_ids', 'SLURM_GTIDS', '1,3',
+       r"SLURM_GTIDS: Slurm says '1,3', derived '0,1'"),
+  )
+  def testLayoutContradictingTaskVariablesIsErrorShowingBoth(
+      self, name, value, regex):
+    self.use_env(
+        _step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1, **{name: value}))
+    self.assertResolverFails(RuntimeError, regex)
+
+  def testCyclicStepWithoutSlurmDistributionIsErrorNotWrongSpec(self):
+    # The truth says cyclic, the variables say block: rank 1 is on n2.
+    self.use_env(_step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', 1))
+    self.assertResolverFails(
+        RuntimeError, r"SLURMD_NODENAME: Slurm says 'n2', derived 'n1'")
+
+  def testHeterogeneousStepContradictingNodeIdIsError(self):
+    self.use_env(
+        _step_env('n[1,3]', '1,2', 'n3 n3 n1', 0, SLURM_NODEID='1',
+                  SLURM_HET_SIZE='2', SLURM_JOB_NODELIST_PACK_GROUP_0='n3',
+                  SLURM_JOB_NODELIST_PACK_GROUP_1='n1'))
+    self.assertResolverFails(RuntimeError,
+                             r"SLURM_NODEID: Slurm says '1', derived '0'")
+
+  def testNamesWithSuffixesAndUnevenTasks(self):
+    # srun -p mixed -N5 -n7 (tests/fixtures/slurm-env/mixed-N5-n7).
+    self.use_env(
+        _step_env('c[09-11],gpu1-ib,gpu2-ib', '3,1(x4)',
+                  'c09 c09 c09 c10 c11 gpu1-ib gpu2-ib', 5))
+    resolver = SlurmClusterResolver()
+    self.assertWorkers([
+        'c09:8888', 'c09:8889', 'c09:8890', 'c10:8888', 'c11:8888',
+        'gpu1-ib:8888', 'gpu2-ib:8888'
+    ], resolver)
+    self.assertEqual(('worker', 5), resolver.get_task_info())
+
+  def testStepSmallerThanItsJobUsesStepVariables(self):
+    # srun -N1 -n1 inside sbatch -N2 --ntasks-per-node=2
+    # (tests/fixtures/slurm-env/sbatch-N2-ntpn2-gres2/step-N1-n1).
+    self.use_env(
+        _step_env('n1', '1', 'n1', 0, SLURM_JOB_NODELIST='n[1-2]',
+                  SLURM_NODELIST='n[1-2]', SLURM_NTASKS_PER_NODE='2',
+                  SLURM_JOB_CPUS_PER_NODE='2(x2)'))
+    self.assertWorkers(['n1:8888'], SlurmClusterResolver())
+
+  def testBatchScriptUsesJobVariables(self):
+    self.use_env(_BATCH_ENV)
+    resolver = SlurmClusterResolver()
+    self.assertWorkers(['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889'], resolver)
+    self.assertEqual(('worker', 0), resolver.get_task_info())
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+    self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
+
+  def testSallocShellIsErrorSayingToUseSrun(self):
+    self.use_env(_SALLOC_ENV)
+    self.assertResolverFails(RuntimeError, r'SLURM_PROCID is not set.*srun')
+
+
+class GpuTest(_ResolverTestCase):
+  """GPUs follow Slurm's binding; CUDA_VISIBLE_DEVICES is written once."""
+
+  def use_gpu_env(self, cvd, rank=1, tasks='2', rank_hosts='n1 n1', **more):
+    """One node `n1` whose tasks Slurm gave `cvd`."""
+    self.use_env(
+        _step_env('n1', tasks, rank_hosts, rank, CUDA_VISIBLE_DEVICES=cvd,
+                  SLURM_STEP_GPUS=cvd, **more))
+
+  @parameterized.named_parameters(('_first_task', 0, '4,5'),
+                                  ('_second_task', 1, '6,7'))
+  def testNodeGpusAreSplitByValueNotByIndex(self, rank, expected):
+    self.use_gpu_env('4,5,6,7', rank=rank, SLURM_GPUS_ON_NODE='4')
+    resolver = SlurmClusterResolver()
+    self.assertEqual(expected, os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 2}, resolver.num_accelerators())
+
+  def testGresGpusAreSplitAmongLocalTasks(self):
+    # srun inside sbatch -N2 --ntasks-per-node=2 --gres=gpu:2
+    # (tests/fixtures/slurm-env/sbatch-N2-ntpn2-gres2/step-full).
+    self.use_env(
+        _step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3,
+                  CUDA_VISIBLE_DEVICES='0,1', SLURM_STEP_GPUS='0,1',
+                  SLURM_JOB_GPUS='0,1', SLURM_GPUS_ON_NODE='2'))
+    resolver = SlurmClusterResolver()
+    self.assertEqual('1', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+
+  @parameterized.named_parameters(
+      ('_gpus_per_task_1', '1', 1, 1, '2', 'n1 n1',
+       {'SLURMD_TRES_BIND': 'gpu:per_task:1', 'SLURM_GPUS_ON_NODE': '2'}),
+      ('_gpus_per_task_2', '2,3', 2, 1, '2', 'n1 n1',
+       {'SLURMD_TRES_BIND': 'gpu:per_task:2', 'SLURM_GPUS_ON_NODE': '4'}),
+      ('_gpu_bind_single', '2', 1, 2, '4', 'n1 n1 n1 n1',
+       {'SLURMD_TRES_BIND': 'gpu:single:1', 'SLURM_GPUS_ON_NODE': '4'}),
+      ('_more_gpus_on_node_than_visible', '3', 1, 3, '4', 'n1 n1 n1 n1',
+       {'SLURM_GPUS_ON_NODE': '4'}),
+  )
+  def testGpusBoundPerTaskAreKept(self, cvd, gpus, rank, tasks, rank_hosts,
+                                  more):
+    self.use_gpu_env(cvd, rank=rank, tasks=tasks, rank_hosts=rank_hosts,
+                     **more)
+    before = dict(os.environ)
+    resolver = SlurmClusterResolver()
+    self.assertEqual(before, dict(os.environ))
+    self.assertEqual({'GPU': gpus}, resolver.num_accelerators())
+
+  def testGpusPerTaskTakesFirstOfTheBoundGpus(self):
+    self.use_gpu_env('2,3', SLURMD_TRES_BIND='gpu:per_task:2',
+                     SLURM_GPUS_ON_NODE='4')
+    resolver = SlurmClusterResolver(gpus_per_task=1)
+    self.assertEqual('2', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+
+  @parameterized.named_parameters(('_empty', ''),
+                                  ('_no_dev_files', 'NoDevFiles'))
+  def testNoGpuValueMeansNoGpus(self, cvd):
+    self.use_gpu_env(cvd)
+    resolver = SlurmClusterResolver()
+    self.assertEqual({'GPU': 0}, resolver.num_accelerators())
+    self.assertEqual(cvd, os.environ['CUDA_VISIBLE_DEVICES'])
+    self.run.assert_not_called()
+
+  def testCpuOnlyStepWithoutNvidiaSmiHasNoGpus(self):
+    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
+    resolver = SlurmClusterResolver()
+    self.assertEqual({'GPU': 0}, resolver.num_accelerators())
+    self.assertNotIn('CUDA_VISIBLE_DEVICES', os.environ)
+    self.assertEqual(['nvidia-smi', '--list-gpus'],
+                     self.run.call_args[0][0])
+
+  def testNvidiaSmiCountsGpusWhenCudaVisibleDevicesIsUnset(self):
+    self.set_run_result(_completed(stdout=_NVIDIA_SMI_TWO_GPUS))
+    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    resolver = SlurmClusterResolver()
+    self.assertEqual('1', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+
+  def testNvidiaSmiWithoutDevicesMeansNoGpus(self):
+    self.set_run_result(_completed(returncode=6,
+                                   stdout='No devices were found\n'))
+    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    self.assertEqual({'GPU': 0}, SlurmClusterResolver().num_accelerators())
+    self.assertNotIn('CUDA_VISIBLE_DEVICES', os.environ)
+
+  def testFailingNvidiaSmiIsRuntimeError(self):
+    self.set_run_result(
+        _completed(
+            returncode=9,
+            stdout='NVIDIA-SMI has failed because it couldn\'t communicate '
+            'with the NVIDIA driver.\n'))
+    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    self.assertResolverFails(RuntimeError, r'nvidia-smi.*status 9')
+
+  def testNvidiaSmiIsNotRunWhenGpusPerNodeIsGiven(self):
+    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    resolver = SlurmClusterResolver(gpus_per_node=2)
+    self.run.assert_not_called()
+    self.assertEqual('1', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+
+  @parameterized.named_parameters(
+      ('_slurm_22_05', {'SLURM_GPUS_ON_NODE': '4'}),
+      ('_without_gpus_on_node', {}))
+  def testSecondResolverInTheSameProcessDoesNotSplitAgain(self, more):
+    self.use_gpu_env('4,5,6,7', **more)
+    SlurmClusterResolver()
+    resolver = SlurmClusterResolver()
+    self.assertEqual('6,7', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 2}, resolver.num_accelerators())
+
+  def testResolverInLauncherDoesNotChangeGpusOfTheStepItStarts(self):
+    # A batch script resolves itself (CUDA_VISIBLE_DEVICES 0,1 -> 0), then
+    # runs `srun --gpus-per-task=1`, which passes its environment on and
+    # binds GPU 1 to the second task on n1.
+    self.use_env(_BATCH_ENV)
+    SlurmClusterResolver()
+    task = _step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1,
+                     CUDA_VISIBLE_DEVICES='1', SLURM_STEP_GPUS='1',
+                     SLURM_GPUS_ON_NODE='2',
+                     SLURMD_TRES_BIND='gpu:per_task:1')
+    self.use_env(dict(os.environ, **task))
+    resolver = SlurmClusterResolver()
+    self.assertEqual('1', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+
+  def testWithoutAutoSetGpuTheEnvironmentIsUnchanged(self):
+    self.use_gpu_env('4,5,6,7', SLURM_GPUS_ON_NODE='4')
+    before = dict(os.environ)
+    resolver = SlurmClusterResolver(auto_set_gpu=False)
+    self.assertEqual(before, dict(os.environ))
+    self.assertEqual({'GPU': 2}, resolver.num_accelerators())
+
+  def testCudaVisibleDevicesIsNotWrittenWhenALaterCheckFails(self):
+    self.use_gpu_env('4,5,6,7', SLURM_GPUS_ON_NODE='4')
+    self.assertResolverFails(RuntimeError, r'Requested 3 tasks',
+                             jobs={'worker': 3})
+    self.assertNotIn(_SAVED_CVD_VAR, os.environ)
+
+  def testFailingSecondResolverKeepsWhatTheFirstSet(self):
+    self.use_gpu_env('4,5,6,7', SLURM_GPUS_ON_NODE='4')
+    SlurmClusterResolver()
+    self.assertResolverFails(ValueError, r'port_base=0', port_base=0)
+    self.assertEqual('6,7', os.environ['CUDA_VISIBLE_DEVICES'])
+
+  def testMoreGpusPerNodeThanSlurmGaveIsRuntimeErrorWithBothNumbers(self):
+    self.use_gpu_env('0,1', SLURM_GPUS_ON_NODE='2')
+    self.assertResolverFails(RuntimeError, r'gpus_per_node=4 but .* has 2',
+                             gpus_per_node=4)
+
+  def testGpusPerNodeWithEmptyCudaVisibleDevicesIsRuntimeError(self):
+    # TF 2.x's testMultiTaskPerNodeRetrieval set CUDA_VISIBLE_DEVICES='' and
+    # gpus_per_node=2; '' means no GPUs, so that would hand out unseen ones.
+    self.use_gpu_env('')
+    self.assertResolverFails(RuntimeError, r'gpus_per_node=2 but .* has 0',
+                             gpus_per_node=2)
+
+  def testMoreGpusPerTaskThanBoundIsRuntimeErrorWithBothNumbers(self):
+    self.use_gpu_env('1', SLURMD_TRES_BIND='gpu:per_task:1',
+                     SLURM_GPUS_ON_NODE='2')
+    self.assertResolverFails(RuntimeError, r'Requested 2 GPUs per task .* 1',
+                             gpus_per_task=2)
+
+  def testGpuOversubscriptionOfAnyNodeFailsOnEveryTask(self):
+    # srun -N2 -n3 lays out 2,1: 2 tasks x 2 GPUs exceed n1's 2 GPUs, so the
+    # task alone on n2 must fail too instead of waiting for the others.
+    self.use_env(_step_env('n[1-2]', '2,1', 'n1 n1 n2', 2))
+    self.assertResolverFails(RuntimeError, r'2 GPUs per task',
+                             gpus_per_node=2, gpus_per_task=2)
+
+  @parameterized.named_parameters(('_list', '0,1', 2), ('_empty', '', 0),
+                                  ('_no_dev_files', 'NoDevFiles', 0))
+  def testGetNumGpusCountsCudaVisibleDevices(self, cvd, expected):
+    self.use_env({'CUDA_VISIBLE_DEVICES': cvd})
+    self.assertEqual(expected, slurm_cluster_resolver.get_num_gpus())
+
+  def testGetNumGpusWithoutNvidiaSmiIsZero(self):
+    self.use_env({})
+    self.assertEqual(0, slurm_cluster_resolver.get_num_gpus())
+
+
+class ApiTest(_ResolverTestCase):
+  """The r1.15 / TF 2.x API, with the examples of TF's tests and docs."""
+
+  def testSimpleRetrievalFromEnv(self):
+    # TF 2.x testSimpleRetrievalFromEnv.
+    self.use_env(
+        dict(_TF_TEST_ENV, SLURM_STEP_TASKS_PER_NODE='1(x3)',
+             CUDA_VISIBLE_DEVICES='0'))
+    resolver = SlurmClusterResolver()
+    self.assertWorkers(['t02n13:8888', 't02n41:8888', 't02n43:8888'], resolver)
+    self.assertEqual('grpc://t02n13:8888',
+                     resolver.master('worker', 0, rpc_layer='grpc'))
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+    self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
+
+  @parameterized.named_parameters(
+      ('_tasks_per_node_given', {}, {'tasks_per_node': 1}),
+      ('_tasks_per_node_from_slurm',
+       {'SLURM_STEP_TASKS_PER_NODE': '1(x3)'}, {}),
+  )
+  def testPsAndWorkerJobsSplitTheRanks(self, more_env, more_args):
+    # TF 2.x testSimpleSuccessfulRetrieval and testTaskPerNodeNotSetRetrieval.
+    self.use_env(dict(_TF_TEST_ENV, **more_env))
+    resolver = SlurmClusterResolver(
+        jobs={'ps': 1, 'worker': 2}, port_base=8888, gpus_per_node=1,
+        gpus_per_task=1, auto_set_gpu=False, **more_args)
+    self.assertEqual({'ps': ['t02n13:8888'],
+                      'worker': ['t02n41:8888', 't02n43:8888']},
+                     resolver.cluster_spec().as_dict())
+    self.assertEqual(('ps', 0), resolver.get_task_info())
+    self.assertNotIn('CUDA_VISIBLE_DEVICES', os.environ)
+
+  def testSimpleMasterRetrieval(self):
+    # TF 2.x testSimpleMasterRetrieval.
+    self.use_env(_TF_TEST_ENV)
+    resolver = SlurmClusterResolver(
+        jobs={'ps': 1, 'worker': 2}, port_base=8888, tasks_per_node=1,
+        gpus_per_node=1, gpus_per_task=1, auto_set_gpu=False)
+    resolver.task_type = 'worker'
+    resolver.task_id = 1
+    self.assertEqual('grpc://t02n43:8888', resolver.master())
+    resolver.rpc_layer = 'ab'
+    self.assertEqual('ab://t02n13:8888', resolver.master('ps', 0))
+    self.assertEqual('test://t02n13:8888',
+                     resolver.master('ps', 0, rpc_layer='test'))
+
+  @parameterized.named_parameters(('_one_gpu_per_task', 2, 1, '1'),
+                                  ('_two_gpus_per_task', 4, 2, '2,3'))
+  def testMultiTaskPerNodeRetrieval(self, gpus_per_node, gpus_per_task,
+                                    expected_gpus):
+    # TF 2.x testMultiTaskPerNodeRetrieval and testMultipleGpusPerTaskRetrieval.
+    # They also set CUDA_VISIBLE_DEVICES='' (see
+    # GpuTest.testGpusPerNodeWithEmptyCudaVisibleDevicesIsRuntimeError).
+    self.use_env({
+        'SLURM_PROCID': '1',
+        'SLURM_STEP_NUM_TASKS': '5',
+        'SLURM_STEP_TASKS_PER_NODE': '2(x2),1',
+        'SLURM_STEP_NODELIST': 't02n13,t02n41,t02n43',
+    })
+    resolver = SlurmClusterResolver(
+        jobs={'ps': 1, 'worker': 4}, port_base=8888,
+        gpus_per_node=gpus_per_node, gpus_per_task=gpus_per_task,
+        auto_set_gpu=True)
+    self.assertEqual(
+        {'ps': ['t02n13:8888'],
+         'worker': ['t02n13:8889', 't02n41:8888', 't02n41:8889',
+                    't02n43:8888']}, resolver.cluster_spec().as_dict())
+    self.assertEqual(('worker', 0), resolver.get_task_info())
+    self.assertEqual(expected_gpus, os.environ['CUDA_VISIBLE_DEVICES'])
+
+  def use_two_node_env(self, rank, **more):
+    """`salloc --nodes=2 --ntasks-per-node=2` on TF's README hosts."""
+    self.use_env(
+        _step_env('t02n[13,41]', '2(x2)', 't02n13 t02n13 t02n41 t02n41',
+                  rank, **more))
+
+  def testReadmeBasicExampleSplitsFourGpusPerNode(self):
+    # salloc --nodes=2 --ntasks-per-node=2 --gres=gpu:k80:4; srun ...
+    self.use_two_node_env(3, CUDA_VISIBLE_DEVICES='0,1,2,3')
+    resolver = SlurmClusterResolver()
+    self.assertWorkers(
+        ['t02n13:8888', 't02n13:8889', 't02n41:8888', 't02n41:8889'], resolver)
+    self.assertEqual(('worker', 3), resolver.get_task_info())
+    self.assertEqual('2,3', os.environ['CUDA_VISIBLE_DEVICES'])
+
+  def testReadmeAdvancedExampleWithPositionalJobs(self):
+    self.use_two_node_env(1)
+    resolver = SlurmClusterResolver(
+        {'ps': 1, 'worker': 3}, port_base=1337, tasks_per_node=2,
+        gpus_per_node=2, gpus_per_task=1, auto_set_gpu=False)
+    self.assertEqual(
+        {'ps': ['t02n13:1337'],
+         'worker': ['t02n13:1338', 't02n41:1337', 't02n41:1338']},
+        resolver.cluster_spec().as_dict())
+    self.assertEqual(('worker', 0), resolver.get_task_info())
+    self.assertNotIn('CUDA_VISIBLE_DEVICES', os.environ)
+
+  def testPositionalArgumentsKeepTheR115Order(self):
+    self.use_two_node_env(3)
+    # jobs, port_base, gpus_per_node, gpus_per_task, tasks_per_node,
+    # auto_set_gpu, rpc_layer.
+    resolver = SlurmClusterResolver({'ps': 1, 'worker': 3}, 8000, 2, 1, 2, True,
+                                    'ab')
+    self.assertEqual(('worker', 2), resolver.get_task_info())
+    self.assertEqual('ab://t02n41:8001', resolver.master())
+    # r1.15's README: t02n41:8889 (here 8001) sees GPU 1.
+    self.assertEqual('1', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+
+  def testJobsDefaultsToOneWorkerPerTask(self):
+    self.use_env(_step_env('n[1-3]', '1(x3)', 'n1 n2 n3', 2))
+    resolver = SlurmClusterResolver()
+    self.assertWorkers(['n1:8888', 'n2:8888', 'n3:8888'], resolver)
+    self.assertEqual(('worker', 2), resolver.get_task_info())
+
+  def testRanksGoToJobsInSortedJobNameOrder(self):
+    self.use_env(_step_env('n[1-4]', '1(x4)', 'n1 n2 n3 n4', 2))
+    resolver = SlurmClusterResolver(
+        jobs={'worker': 1, 'ps': 1, 'evaluator': 1, 'chief': 1})
+    self.assertEqual(
+        {'chief': ['n1:8888'], 'evaluator': ['n2:8888'], 'ps': ['n3:8888'],
+         'worker': ['n4:8888']}, resolver.cluster_spec().as_dict())
+    self.assertEqual(('ps', 0), resolver.get_task_info())
+
+  @parameterized.named_parameters(
+      ('_int', 2, '2(x2)', 'n1 n1 n2 n2'),
+      ('_dict', {'n1': 2, 'n2': 1}, '2,1', 'n1 n1 n2'))
+  def testTasksPerNodeAgreeingWithSlurm(self, tasks_per_node, slurm_value,
+                                        rank_hosts):
+    self.use_env(_step_env('n[1-2]', slurm_value, rank_hosts, 1))
+    resolver = SlurmClusterResolver(tasks_per_node=tasks_per_node)
+    self.assertEqual('grpc://n1:8889', resolver.master())
+
+  def testTasksPerNodeDictWithoutNodeList(self):
+    # TF 2.x: a dict needs no SLURM_STEP_NODELIST.
+    self.use_env({'SLURM_PROCID': '2'})
+    resolver = SlurmClusterResolver(tasks_per_node={'a': 2, 'b': 1},
+                                    gpus_per_node=0)
+    self.assertWorkers(['a:8888', 'a:8889', 'b:8888'], resolver)
+    self.assertEqual(('worker', 2), resolver.get_task_info())
+
+  def testPortBaseAtTheTopOfTheRangeIsAllowed(self):
+    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    resolver = SlurmClusterResolver(port_base=65534)
+    self.assertWorkers(['n1:65534', 'n1:65535'], resolver)
+
+  def testMasterDefaultsToOwnAddressWithGrpc(self):
+    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
+    self.assertEqual('grpc://n2:8889', SlurmClusterResolver().master())
+
+  def testMasterOfAnotherTaskWithItsOwnRpcLayer(self):
+    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
+    resolver = SlurmClusterResolver()
+    self.assertEqual('grpc://n1:8889', resolver.master('worker', 1))
+    self.assertEqual('test://n2:8888', resolver.master('worker', 2, 'test'))
+
+  def testMasterWithoutRpcLayerIsTheBareAddress(self):
+    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
+    self.assertEqual('n2:8889', SlurmClusterResolver(rpc_layer=None).master())
+
+  def testMasterKeepsTaskTypeAndIdSetByTheUser(self):
+    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
+    resolver = SlurmClusterResolver()
+    resolver.task_type = 'worker'
+    resolver.task_id = 1
+    self.assertEqual('grpc://n1:8889', resolver.master())
+    self.assertEqual(('worker', 1), resolver.get_task_info())
+
+  def testMasterAndClusterSpecChangeNothing(self):
+    self.use_env(
+        _step_env('n1', '2', 'n1 n1', 1, CUDA_VISIBLE_DEVICES='4,5,6,7'))
+    resolver = SlurmClusterResolver()
+    after_init = dict(os.environ)
+    for _ in range(3):
+      resolver.master()
+      resolver.master('worker', 0)
+      self.assertWorkers(['n1:8888', 'n1:8889'], resolver)
+    self.assertEqual(after_init, dict(os.environ))
+    self.assertEqual(('worker', 1), resolver.get_task_info())
+
+  def testFailingMasterCallLeavesResolverAndEnvironmentUnchanged(self):
+    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    resolver = SlurmClusterResolver()
+    before = dict(os.environ)
+    with self.assertRaisesRegex(ValueError, 'chief'):
+      resolver.master('chief', 0)
+    self.assertEqual(before, dict(os.environ))
+    self.assertEqual(('worker', 1), resolver.get_task_info())
+    self.assertEqual('grpc', resolver.rpc_layer)
+    self.assertWorkers(['n1:8888', 'n1:8889'], resolver)
+
+  def testNumAcceleratorsIsPerTaskWhateverTheArguments(self):
+    self.use_env(
+        _step_env('n1', '2', 'n1 n1', 0, CUDA_VISIBLE_DEVICES='0,1,2,3'))
+    resolver = SlurmClusterResolver()
+    self.assertEqual({'GPU': 2}, resolver.num_accelerators())
+    self.assertEqual({'GPU': 2}, resolver.num_accelerators('worker', 1, None))
+
+  def testEnvironmentIsEmpty(self):
+    self.use_env(_step_env('n1', '1', 'n1', 0))
+    self.assertEqual('', SlurmClusterResolver().environment)
+
+  def testTaskTypeTaskIdAndRpcLayerAreSettable(self):
+    self.use_env(_step_env('n[1-2]', '1(x2)', 'n1 n2', 0))
+    resolver = SlurmClusterResolver(jobs={'chief': 1, 'worker': 1})
+    self.assertEqual(('chief', 0), resolver.get_task_info())
+    resolver.task_type, resolver.task_id, resolver.rpc_layer = 'worker', 0, 'ab'
+    self.assertEqual(('worker', 0), (resolver.task_type, resolver.task_id))
+    self.assertEqual('ab://n2:8888', resolver.master())
+
+  def testExportedAsTfDistributeClusterResolver(self):
+    self.assertIs(SlurmClusterResolver,
+                  tf.distribute.cluster_resolver.SlurmClusterResolver)
+
+  @parameterized.named_parameters(('_more', {'worker': 4}, 4),
+                                  ('_fewer', {'ps': 1, 'worker': 1}, 2))
+  def testTaskCountOtherThanSlurmsIsRuntimeErrorWithBothNumbers(
+      self, jobs, requested):
+    self.use_env(_step_env('n[1-3]', '1(x3)', 'n1 n2 n3', 0))
+    self.assertResolverFails(
+        RuntimeError, r'Requested %d tasks .* Slurm assigned 3 tasks' %
+        requested, jobs=jobs)
+
+
+class ScontrolTest(_ResolverTestCase):
+  """hostlist_expansion='scontrol': `scontrol show hostnames`, as r1.15."""
+
+  def setUp(self):
+    super().setUp()
+    self.use_env(_step_env('n[1-2]', '1(x2)', 'n1 n2', 1))
+
+  def testScontrolOutputIsTheNodeList(self):
+    self.set_run_result(_completed(stdout='n1\nn2\n'))
+    resolver = SlurmClusterResolver(gpus_per_node=0,
+                                    hostlist_expansion='scontrol')
+    self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
+
+  def testScontrolIsRunWithAnArgumentListAndATimeout(self):
+    self.set_run_result(_completed(stdout='n1\nn2\n'))
+    SlurmClusterResolver(gpus_per_node=0, hostlist_expansion='scontrol')
+    self.run.assert_called_once()
+    args, kwargs = self.run.call_args
+    self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'], args[0])
+    self.assertGreater(kwargs['timeout'], 0)
+    self.assertFalse(kwargs.get('shell', False))
+
+  @parameterized.named_parameters(
+      ('_missing_binary', FileNotFoundError(2, 'No such file or directory'),
+       RuntimeError, r"'n\[1-2\]': scontrol is not installed"),
+      ('_non_zero_exit',
+       _completed(returncode=1, stderr='scontrol: error: too many arguments'),
+       RuntimeError, r'exited with status 1: scontrol: error'),
+      ('_invalid_hostlist_with_exit_zero',
+       _completed(stderr='Invalid hostlist: n[1-2]\n'), ValueError,
+       r"'n\[1-2\]': scontrol says Invalid hostlist"),
+      ('_timeout', subprocess.TimeoutExpired('scontrol', 30), RuntimeError,
+       r'did not finish'),
+  )
+  def testScontrolFailureIsClearError(self, result, error, regex):
+    self.set_run_result(result)
+    self.assertResolverFails(error, regex, gpus_per_node=0,
+                             hostlist_expansion='scontrol')
+
+
+class BadInputTest(_ResolverTestCase):
+  """Every bad input is an error naming it, and changes nothing."""
+
+  def setUp(self):
+    super().setUp()
+    # srun -N2 --ntasks-per-node=2 --gres=gpu:4, rank 1: resolving would set
+    # CUDA_VISIBLE_DEVICES to 2,3.
+    self.base_env = _step_env(
+        'n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1, CUDA_VISIBLE_DEVICES='0,1,2,3',
+        SLURM_STEP_GPUS='0,1,2,3', SLURM_GPUS_ON_NODE='4')
+
+  @parameterized.named_parameters(
+      ('_procid_not_a_number', {'SLURM_PROCID': 'abc'}, ValueError,
+       r"SLURM_PROCID='abc'"),
+      ('_procid_negative', {'SLURM_PROCID': '-1'}, ValueError,
+       r"SLURM_PROCID='-1'"),
+      ('_procid_empty', {'SLURM_PROCID': ''}, ValueError, r"SLURM_PROCID=''"),
+      ('_procid_non_ascii_digit', {'SLURM_PROCID': '\u00b2'}, ValueError,
+       "SLURM_PROCID='\u00b2'"),
+      ('_procid_past_last_task', {'SLURM_PROCID': '4'}, RuntimeError,
+       r'SLURM_PROCID=4 .* 4 tasks'),
+      ('_procid_missing', {'SLURM_PROCID': None}, RuntimeError,
+       r'SLURM_PROCID is not set.*srun'),
+      ('_tasks_per_node_letter', {'SLURM_STEP_TASKS_PER_NODE': 'x'},
+       ValueError, r"SLURM_STEP_TASKS_PER_NODE='x'"),
+      ('_tasks_per_node_zero_repeats', {'SLURM_STEP_TASKS_PER_NODE': '2(x0)'},
+       ValueError, r"SLURM_STEP_TASKS_PER_NODE='2\(x0\)'"),
+      ('_tasks_per_node_empty', {'SLURM_STEP_TASKS_PER_NODE': ''}, ValueError,
+       r"SLURM_STEP_TASKS_PER_NODE=''"),
+      ('_tasks_per_node_empty_entry', {'SLURM_STEP_TASKS_PER_NODE': '2,,2'},
+       ValueError, r"SLURM_STEP_TASKS_PER_NODE='2,,2'"),
+      ('_tasks_per_node_zero_tasks', {'SLURM_STEP_TASKS_PER_NODE': '0(x2)'},
+       ValueError, r"SLURM_STEP_TASKS_PER_NODE='0\(x2\)'"),
+      ('_tasks_per_node_too_short', {'SLURM_STEP_TASKS_PER_NODE': '4'},
+       ValueError, r"SLURM_STEP_TASKS_PER_NODE='4' has 1 entries but "
+       r"SLURM_STEP_NODELIST='n\[1-2\]' has 2 nodes"),
+      ('_tasks_per_node_too_long', {'SLURM_STEP_TASKS_PER_NODE': '2(x3)'},
+       ValueError, r"SLURM_STEP_TASKS_PER_NODE='2\(x3\)' has 3 entries"),
+      ('_tasks_per_node_missing', {'SLURM_STEP_TASKS_PER_NODE': None},
+       RuntimeError, r'SLURM_STEP_TASKS_PER_NODE is not set'),
+      ('_nodelist_descending', {'SLURM_STEP_NODELIST': 'n[2-1]'}, ValueError,
+       r"SLURM_STEP_NODELIST='n\[2-1\]'"),
+      ('_nodelist_unbalanced', {'SLURM_STEP_NODELIST': 'n[1-2'}, ValueError,
+       r"SLURM_STEP_NODELIST='n\[1-2'"),
+      ('_nodelist_duplicate', {'SLURM_STEP_NODELIST': 'n1,n1'}, ValueError,
+       r"SLURM_STEP_NODELIST='n1,n1' names a node twice"),
+      ('_nodelist_duplicate_after_range', {
+          'SLURM_STEP_NODELIST': 'n[1-2],n1',
+          'SLURM_STEP_TASKS_PER_NODE': '1,1,2'
+      }, ValueError, r"SLURM_STEP_NODELIST='n\[1-2\],n1' names a node twice"),
+      ('_nodelist_missing', {'SLURM_STEP_NODELIST': None}, RuntimeError,
+       r'SLURM_STEP_NODELIST is not set'),
+      ('_num_tasks_disagrees', {'SLURM_STEP_NUM_TASKS': '5'}, RuntimeError,
+       r'SLURM_STEP_NUM_TASKS=5 but .* add up to 4'),
+      ('_num_tasks_not_a_number', {'SLURM_STEP_NUM_TASKS': 'four'}, ValueError,
+       r"SLURM_STEP_NUM_TASKS='four'"),
+      ('_distribution_unknown', {'SLURM_DISTRIBUTION': 'spread'}, ValueError,
+       r"SLURM_DISTRIBUTION='spread'"),
+      ('_plane_without_size', {'SLURM_DISTRIBUTION': 'plane'}, RuntimeError,
+       r"SLURM_DISTRIBUTION='plane' needs SLURM_DIST_PLANESIZE"),
+      ('_plane_size_zero', {
+          'SLURM_DISTRIBUTION': 'plane',
+          'SLURM_DIST_PLANESIZE': '0'
+      }, ValueError, r"SLURM_DIST_PLANESIZE='0'"),
+      ('_plane_size_not_a_number', {
+          'SLURM_DISTRIBUTION': 'plane',
+          'SLURM_DIST_PLANESIZE': 'two'
+      }, ValueError, r"SLURM_DIST_PLANESIZE='two'"),
+      ('_arbitrary_without_hostfile', {'SLURM_DISTRIBUTION': 'arbitrary'},
+       RuntimeError, r'SLURM_HOSTFILE is not set'),
+      ('_het_size_not_a_number', {'SLURM_HET_SIZE': 'two'}, ValueError,
+       r"SLURM_HET_SIZE='two'"),
+      ('_cuda_visible_devices_empty_entry', {'CUDA_VISIBLE_DEVICES': '0,,1'},
+       ValueError, r"CUDA_VISIBLE_DEVICES='0,,1'"),
+      ('_cuda_visible_devices_repeated', {'CUDA_VISIBLE_DEVICES': '0,0'},
+       ValueError, r"CUDA_VISIBLE_DEVICES='0,0'"),
+      ('_gpus_on_node_not_a_number', {'SLURM_GPUS_ON_NODE': 'four'},
+       ValueError, r"SLURM_GPUS_ON_NODE='four'"),
+  )
+  def testBadSlurmVariable(self, overrides, error, regex):
+    env = dict(self.base_env, **overrides)
+    self.use_env({k: v for k, v in env.items() if v is not None})
+    self.assertResolverFails(error, regex)
+
+  @parameterized.named_parameters(
+      ('_unknown_host', 'n2\nn1\nn9\nn1\n', RuntimeError,
+       r"SLURM_HOSTFILE=.* names hosts \['n9'\]"),
+      ('_wrong_counts', 'n1\nn1\nn1\nn2\n', RuntimeError,
+       r'SLURM_HOSTFILE=.* runs \[2, 2\] tasks'),
+      ('_too_few_lines', 'n1\nn2\n', RuntimeError,
+       r'SLURM_HOSTFILE=.* puts 2 ranks'),
+      ('_malformed_hostlist', 'n[2-1]\n', ValueError,
+       r"SLURM_HOSTFILE=.*'n\[2-1\]'"),
+  )
+  def testBadHostfile(self, content, error, regex):
+    hostfile = self.create_tempfile(content=content).full_path
+    self.use_env(
+        dict(self.base_env, SLURM_DISTRIBUTION='arbitrary',
+             SLURM_HOSTFILE=hostfile))
+    self.assertResolverFails(error, regex)
+
+  @parameterized.named_parameters(
+      ('_jobs_not_a_dict', {'jobs': ['worker']}, ValueError,
+       r"jobs=\['worker'\]"),
+      ('_jobs_empty', {'jobs': {}}, ValueError, r'jobs=\{\}'),
+      ('_job_name_with_dash', {'jobs': {'my-job': 4}}, ValueError,
+       r"job name 'my-job'"),
+      ('_job_name_empty', {'jobs': {'': 4}}, ValueError, r"job name ''"),
+      ('_job_name_not_a_string', {'jobs': {1: 4}}, ValueError,
+       r'job name 1 '),
+      ('_job_count_negative', {'jobs': {'ps': 5, 'worker': -1}}, ValueError,
+       r"jobs\['worker'\]=-1"),
+      ('_job_count_bool', {'jobs': {'worker': True}}, ValueError,
+       r"jobs\['worker'\]=True"),
+      ('_job_count_float', {'jobs': {'worker': 4.0}}, ValueError,
+       r"jobs\['worker'\]=4\.0"),
+      ('_job_count_string', {'jobs': {'worker': '4'}}, ValueError,
+       r"jobs\['worker'\]='4'"),
+      ('_job_count_none', {'jobs': {'worker': None}}, ValueError,
+       r"jobs\['worker'\]=None"),
+      ('_jobs_total_too_large', {'jobs': {'ps': 1, 'worker': 4}}, RuntimeError,
+       r'Requested 5 tasks .* assigned 4'),
+      ('_jobs_total_too_small', {'jobs': {'ps': 1, 'worker': 2}}, RuntimeError,
+       r'Requested 3 tasks .* assigned 4'),
+      ('_port_zero', {'port_base': 0}, ValueError, r'port_base=0:'),
+      ('_port_negative', {'port_base': -1}, ValueError, r'port_base=-1:'),
+      ('_port_overflow_with_two_local_tasks', {'port_base': 65535}, ValueError,
+       r'port_base=65535: .*65535\.\.65536'),
+      ('_port_above_range', {'port_base': 65536}, ValueError,
+       r'port_base=65536:'),
+      ('_port_string', {'port_base': '8888'}, ValueError,
+       r"port_base='8888'"),
+      ('_port_bool', {'port_base': True}, ValueError, r'port_base=True'),
+      ('_port_float', {'port_base': 8888.0}, ValueError,
+       r'port_base=8888\.0'),
+      ('_port_none', {'port_base': None}, ValueError, r'port_base=None'),
+      ('_gpus_per_node_negative', {'gpus_per_node': -1}, ValueError,
+       r'gpus_per_node=-1'),
+      ('_gpus_per_node_bool', {'gpus_per_node': True}, ValueError,
+       r'gpus_per_node=True'),
+      ('_gpus_per_node_string', {'gpus_per_node': '4'}, ValueError,
+       r"gpus_per_node='4'"),
+      ('_gpus_per_node_float', {'gpus_per_node': 2.5}, ValueError,
+       r'gpus_per_node=2\.5'),
+      ('_gpus_per_node_more_than_visible', {'gpus_per_node': 5}, RuntimeError,
+       r'gpus_per_node=5 but this node has 4'),
+      ('_gpus_per_task_negative', {'gpus_per_task': -1}, ValueError,
+       r'gpus_per_task=-1'),
+      ('_gpus_per_task_bool', {'gpus_per_task': True}, ValueError,
+       r'gpus_per_task=True'),
+      ('_gpus_per_task_string', {'gpus_per_task': '1'}, ValueError,
+       r"gpus_per_task='1'"),
+      ('_gpus_per_task_float', {'gpus_per_task': 1.5}, ValueError,
+       r'gpus_per_task=1\.5'),
+      ('_gpus_per_task_oversubscribing_node', {'gpus_per_task': 3},
+       RuntimeError, r'2 tasks .* 3 GPUs per task \(gpus_per_task\) > 4'),
+      ('_tasks_per_node_contradicting_slurm', {'tasks_per_node': 3},
+       RuntimeError, r"tasks_per_node=3 .*SLURM_STEP_TASKS_PER_NODE='2\(x2\)'"),
+      ('_tasks_per_node_dict_other_hosts', {
+          'tasks_per_node': {'n1': 2, 'n3': 2}
+      }, RuntimeError, r"tasks_per_node names hosts \['n1', 'n3'\]"),
+      ('_tasks_per_node_dict_contradicting_slurm', {
+          'tasks_per_node': {'n1': 3, 'n2': 1}
+      }, RuntimeError, r"tasks_per_node=\{'n1': 3, 'n2': 1\}"),
+      ('_tasks_per_node_string', {'tasks_per_node': '2'}, ValueError,
+       r"tasks_per_node='2'"),
+      ('_tasks_per_node_negative', {'tasks_per_node': -1}, ValueError,
+       r'tasks_per_node=-1'),
+      ('_tasks_per_node_bool', {'tasks_per_node': True}, ValueError,
+       r'tasks_per_node=True'),
+      ('_tasks_per_node_zero', {'tasks_per_node': 0}, ValueError,
+       r'tasks_per_node=0'),
+      ('_hostlist_expansion_unknown', {'hostlist_expansion': 'shell'},
+       ValueError, r"hostlist_expansion='shell'"),
+      ('_hostlist_expansion_none', {'hostlist_expansion': None}, ValueError,
+       r'hostlist_expansion=None'),
+  )
+  def testBadArgument(self, kwargs, error, regex):
+    self.use_env(self.base_env)
+    self.assertResolverFails(error, regex, **kwargs)
+
+
+if __name__ == '__main__':
+  absltest.main()
