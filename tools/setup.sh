@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine (root) for this repository; idempotent:
-#   1. Debian's bazel-bootstrap (Bazel 4.2.3), if `bazel` is missing;
+#   1. Debian's bazel-bootstrap (Bazel 4.2.3), if `bazel` is missing, and
+#      slurm-client (Slurm 22.05), if `scontrol` is missing: the hostlist
+#      test compares the grammar with `scontrol show hostnames`;
 #   2. .venv from requirements.txt, if missing or if requirements.txt changed.
 # Usable from any clone location and any cwd.
 set -euo pipefail
@@ -8,9 +10,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
 
-# 1. System packages: Bazel, and venv support for the system python3.
+# 1. System packages: Bazel, scontrol, and venv support for the system python3.
 apt_packages=()
 command -v bazel >/dev/null 2>&1 || apt_packages+=(bazel-bootstrap)
+command -v scontrol >/dev/null 2>&1 || apt_packages+=(slurm-client)
 if ! command -v python3 >/dev/null 2>&1 \
     || ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
   apt_packages+=(python3-venv)

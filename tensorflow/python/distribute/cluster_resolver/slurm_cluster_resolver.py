@@ -344,27 +344,28 @@ class _SlurmStep:
   Attributes:
     nodes: The step's node names, in the order Slurm numbers them
       (`SLURM_NODEID`).
-    task_nodes: For every task of the step, in task order, the index into
-      `nodes` of the node it runs on. Task order is Slurm's rank order where
-      it can be derived (`ranks_are_slurm_ranks`), else node-major.
-    task_index: This process's index into `task_nodes`.
-    ranks_are_slurm_ranks: Whether task i is `SLURM_PROCID` i.
+    task_nodes: For every task of the step, by Slurm rank (`SLURM_PROCID`),
+      the index into `nodes` of the node it runs on.
+    task_index: This process's rank.
     gpus: What Slurm says of this task's GPUs (`_SlurmGpus`).
-    heterogeneous: Whether the step spans heterogeneous job components, whose
-      nodes may have different GPUs.
+    task_components: For every task, its heterogeneous job component
+      (`srun A : B`), or None if the step is not heterogeneous.
     counts_source: Where the tasks per node came from, for error messages.
   """
   nodes: Tuple[str, ...]
   task_nodes: Tuple[int, ...]
   task_index: int
-  ranks_are_slurm_ranks: bool = True
   gpus: '_SlurmGpus' = None
-  heterogeneous: bool = False
+  task_components: Optional[Tuple[int, ...]] = None
   counts_source: str = ''
 
   @property
   def num_tasks(self):
     return len(self.task_nodes)
+
+  @property
+  def heterogeneous(self):
+    return self.task_components is not None
 
   @functools.cached_property
   def tasks_per_node(self):
@@ -519,64 +520,74 @@ def _require(environ, name, hint=''):
                        (name, hint)) from None
 
 
-def _is_heterogeneous(environ):
-  return 'SLURM_HET_SIZE' in environ or 'SLURM_PACK_SIZE' in environ
+def _het_components(environ, nodes, expand):
+  """Returns the heterogeneous job component of each node, or None.
 
+  In a heterogeneous step (`srun A : B`), `SLURM_STEP_NODELIST` is the merged,
+  name-sorted list, while ranks run over the components in order, block-wise
+  within each, and `SLURM_NODEID` follows component order too. Each
+  component's nodes are in `SLURM_JOB_NODELIST_HET_GROUP_<n>` (Slurm 22.05:
+  `..._PACK_GROUP_<n>`); components never share a node.
 
-def _het_node_order(environ, nodes, expand):
-  """Returns node indices in heterogeneous component order, or None.
+  Args:
+    environ: The environment.
+    nodes: The step's node names.
+    expand: The hostlist expander.
 
-  In a heterogeneous step (`srun A : B`) ranks run over the components in
-  order, block-wise within each, and `SLURM_NODEID` follows component order,
-  while `SLURM_STEP_NODELIST` is the merged, name-sorted list.
+  Returns:
+    The component of each of `nodes`, or None outside heterogeneous steps.
+
+  Raises:
+    RuntimeError: If a component's node list is missing or the lists leave a
+      node of the step out.
   """
   size = environ.get('SLURM_HET_SIZE', environ.get('SLURM_PACK_SIZE'))
   if size is None:
     return None
   size = _positive_int('SLURM_HET_SIZE', size)
-  index = {node: i for i, node in enumerate(nodes)}
-  order = []
+  component_of = {}
   for component in range(size):
-    for suffix in ('HET_GROUP', 'PACK_GROUP'):
-      name = 'SLURM_JOB_NODELIST_%s_%d' % (suffix, component)
-      if name in environ:
-        order.extend(index[node] for node in expand(environ[name])
-                     if node in index and index[node] not in order)
-        break
-    else:
-      logging.warning('Heterogeneous step without SLURM_JOB_NODELIST_'
-                      'HET_GROUP_%d: numbering tasks node by node.', component)
-      return None
-  if sorted(order) != list(range(len(nodes))):
-    logging.warning('Heterogeneous component node lists do not cover the '
-                    'step node list: numbering tasks node by node.')
-    return None
-  return order
+    names = ['SLURM_JOB_NODELIST_%s_%d' % (kind, component)
+             for kind in ('HET_GROUP', 'PACK_GROUP')]
+    name = next((name for name in names if name in environ), None)
+    if name is None:
+      raise RuntimeError('%s is not set in a heterogeneous step '
+                         '(SLURM_HET_SIZE=%d): the nodes of component %d are '
+                         'unknown' % (names[0], size, component))
+    for node in _parse_variable(name, environ[name], expand):
+      component_of.setdefault(node, component)
+  missing = [node for node in nodes if node not in component_of]
+  if missing:
+    raise RuntimeError('Nodes %s of the heterogeneous step are in no '
+                       'component\'s SLURM_JOB_NODELIST_HET_GROUP_<n>' % missing)
+  return [component_of[node] for node in nodes]
 
 
 def _layout(environ, nodes, counts, expand, is_batch):
-  """Returns (nodes, counts, task_nodes or None) in Slurm's numbering.
+  """Orders the nodes as Slurm numbers them and places every rank on one.
 
-  None for task_nodes means the rank order cannot be derived (unreadable
-  hostfile, incomplete heterogeneous variables): tasks are then numbered node
-  by node.
+  Returns:
+    (nodes, counts, the node index of every rank, the heterogeneous
+    component of every rank or None).
   """
-  het_order = None if is_batch else _het_node_order(environ, nodes, expand)
-  if het_order is not None:
-    nodes = tuple(nodes[i] for i in het_order)
-    counts = [counts[i] for i in het_order]
-    return nodes, counts, _block(counts)
-  if _is_heterogeneous(environ):
-    return nodes, counts, None
+  components = None if is_batch else _het_components(environ, nodes, expand)
+  if components is not None:
+    order = sorted(range(len(nodes)), key=components.__getitem__)
+    nodes = tuple(nodes[i] for i in order)
+    counts = [counts[i] for i in order]
+    task_nodes = _block(counts)
+    return nodes, counts, task_nodes, tuple(
+        components[order[node]] for node in task_nodes)
   kind, chunk = _parse_distribution(
       environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
   if kind == 'block':
-    return nodes, counts, _block(counts)
+    return nodes, counts, _block(counts), None
   if kind in ('cyclic', 'plane'):
-    return nodes, counts, _deal(counts, chunk)
+    return nodes, counts, _deal(counts, chunk), None
   hostfile = _require(environ, 'SLURM_HOSTFILE',
                       ' SLURM_DISTRIBUTION=arbitrary needs it.')
-  return nodes, counts, _hostfile_task_nodes(hostfile, nodes, counts, expand)
+  return nodes, counts, _hostfile_task_nodes(hostfile, nodes, counts,
+                                             expand), None
 
 
 def _parse_variable(name, value, parse, where=''):
@@ -633,28 +644,6 @@ def _node_counts(environ, variables, tasks_per_node, expand):
   return nodes, counts, source
 
 
-def _own_task_index(environ, nodes, task_nodes, ranks_are_slurm_ranks):
-  """Finds this task's index: its rank, or its node-major slot."""
-  if ranks_are_slurm_ranks:
-    rank = _positive_int('SLURM_PROCID', _require(environ, 'SLURM_PROCID'),
-                         minimum=0)
-    if rank >= len(task_nodes):
-      raise RuntimeError('SLURM_PROCID=%d but the step has only %d tasks' %
-                         (rank, len(task_nodes)))
-    return rank
-  node_name = _require(environ, 'SLURMD_NODENAME')
-  if node_name not in nodes:
-    raise RuntimeError('SLURMD_NODENAME=%r is not in the step node list %s' %
-                       (node_name, list(nodes)))
-  node = nodes.index(node_name)
-  local_id = _positive_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'),
-                           minimum=0)
-  if local_id >= task_nodes.count(node):
-    raise RuntimeError('SLURM_LOCALID=%d but Slurm says node %r runs only %d '
-                       'tasks' % (local_id, node_name, task_nodes.count(node)))
-  return task_nodes.index(node) + local_id
-
-
 def _check_against_task(environ, step, is_batch):
   """Compares the derived layout with what this task's variables say.
 
@@ -668,10 +657,8 @@ def _check_against_task(environ, step, is_batch):
       'SLURM_NODEID': str(node),
       'SLURM_LOCALID': str(tasks_here.index(step.task_index)),
   }
-  if step.ranks_are_slurm_ranks and not is_batch:
+  if not is_batch:  # A batch script's SLURM_GTIDS is 0, whatever the job.
     derived['SLURM_GTIDS'] = ','.join(map(str, tasks_here))
-  if step.heterogeneous and not step.ranks_are_slurm_ranks:
-    del derived['SLURM_NODEID']  # It follows component order, not the list.
   mismatches = [
       '%s: Slurm says %r, derived %r' % (name, environ[name], value)
       for name, value in derived.items()
@@ -764,20 +751,18 @@ def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
   if len(set(nodes)) != len(nodes):
     raise ValueError('%s=%r names a node twice' %
                      (variables.nodelist_var, environ[variables.nodelist_var]))
-  nodes, counts, task_nodes = _layout(environ, nodes, counts, expand,
-                                      variables.is_batch)
-  ranks_are_slurm_ranks = task_nodes is not None
-  if task_nodes is None:
-    task_nodes = _block(counts)
-  task_index = _own_task_index(environ, nodes, task_nodes,
-                               ranks_are_slurm_ranks)
+  nodes, counts, task_nodes, task_components = _layout(
+      environ, nodes, counts, expand, variables.is_batch)
+  rank = _positive_int('SLURM_PROCID', environ['SLURM_PROCID'], minimum=0)
+  if rank >= len(task_nodes):
+    raise RuntimeError('SLURM_PROCID=%d but the step has only %d tasks (%s)' %
+                       (rank, len(task_nodes), counts_source))
   step = _SlurmStep(
       nodes=tuple(nodes),
       task_nodes=tuple(task_nodes),
-      task_index=task_index,
-      ranks_are_slurm_ranks=ranks_are_slurm_ranks,
+      task_index=rank,
       gpus=_read_gpus(environ),
-      heterogeneous=_is_heterogeneous(environ),
+      task_components=task_components,
       counts_source=counts_source)
   _check_against_task(environ, step, variables.is_batch)
   return step
