@@ -32,6 +32,7 @@ Only `SlurmClusterResolver.__init__` and the small readers it calls touch the
 outside world (environment, files, subprocesses); everything else is pure.
 """
 
+import argparse
 import collections
 import dataclasses
 import functools
@@ -40,13 +41,10 @@ import json
 import os
 import re
 import subprocess
-from typing import Mapping, Optional, Tuple
+import sys
+from typing import Mapping, Optional, Sequence, Tuple
 
-from tensorflow.python.distribute.cluster_resolver.cluster_resolver import ClusterResolver
-from tensorflow.python.distribute.cluster_resolver.cluster_resolver import format_master_url
-from tensorflow.python.platform import tf_logging as logging
-from tensorflow.python.training.server_lib import ClusterSpec
-from tensorflow.python.util.tf_export import tf_export
+from absl import logging
 
 # Slurm refuses a bracket range (`LO-HI`) of more hosts than this, and a
 # bracket group other than the last of more hosts in all (MAX_RANGE and
@@ -65,6 +63,11 @@ _TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
 _JOB_NAME_RE = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
 _NO_GPUS = ('', 'NoDevFiles')
 _MAX_PORT = 65535
+# port_base='derived' picks a block of ports in [_DERIVED_PORTS_START,
+# _DERIVED_PORTS_END) from the job and step ids.
+_DERIVED_PORTS_START = 20000
+_DERIVED_PORTS_END = 60000
+_DERIVED_PORTS_BLOCK = 64
 _SUBPROCESS_TIMEOUT_SECS = 30
 # Where the resolver notes, as JSON [task, Slurm's value, value written], the
 # CUDA_VISIBLE_DEVICES it replaced, so that another resolver in the same task
@@ -351,6 +354,9 @@ class _SlurmStep:
     task_components: For every task, its heterogeneous job component
       (`srun A : B`), or None if the step is not heterogeneous.
     counts_source: Where the tasks per node came from, for error messages.
+    reserved_ports: The ports Slurm reserved for the step on every node
+      (`srun --resv-ports`: `SLURM_STEP_RESV_PORTS`), or None.
+    job_step: (`SLURM_JOB_ID`, `SLURM_STEP_ID`) as ints, 0 where unset.
   """
   nodes: Tuple[str, ...]
   task_nodes: Tuple[int, ...]
@@ -358,6 +364,8 @@ class _SlurmStep:
   gpus: '_SlurmGpus' = None
   task_components: Optional[Tuple[int, ...]] = None
   counts_source: str = ''
+  reserved_ports: Optional[Tuple[int, ...]] = None
+  job_step: Tuple[int, int] = (0, 0)
 
   @property
   def num_tasks(self):
@@ -757,13 +765,23 @@ def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
   if rank >= len(task_nodes):
     raise RuntimeError('SLURM_PROCID=%d but the step has only %d tasks (%s)' %
                        (rank, len(task_nodes), counts_source))
+  reserved_ports = environ.get('SLURM_STEP_RESV_PORTS')
+  if reserved_ports is not None:
+    reserved_ports = tuple(
+        int(port) for port in _parse_variable(
+            'SLURM_STEP_RESV_PORTS', reserved_ports,
+            lambda value: _group_values(_parse_ranges(value, value))))
   step = _SlurmStep(
       nodes=tuple(nodes),
       task_nodes=tuple(task_nodes),
       task_index=rank,
       gpus=_read_gpus(environ),
       task_components=task_components,
-      counts_source=counts_source)
+      counts_source=counts_source,
+      reserved_ports=reserved_ports,
+      job_step=tuple(
+          _positive_int(name, environ.get(name, '0'), minimum=0)
+          for name in ('SLURM_JOB_ID', 'SLURM_STEP_ID')))
   _check_against_task(environ, step, variables.is_batch)
   return step
 
@@ -800,53 +818,123 @@ def _check_count(name, value, optional=True):
                      (name, value, 'None or ' if optional else ''))
 
 
-def _check_jobs(jobs, step):
-  """Validates `jobs`; checks it asks for exactly the step's tasks."""
+def _check_job_name(argument, name):
+  if not isinstance(name, str) or not _JOB_NAME_RE.fullmatch(name):
+    raise ValueError('%s: job name %r is not a valid TensorFlow job name (a '
+                     'letter, then letters, digits or _)' % (argument, name))
+
+
+def _check_jobs(jobs):
   if not isinstance(jobs, Mapping) or not jobs:
     raise ValueError('jobs=%r: expected a non-empty dict of job name -> '
                      'number of tasks' % (jobs,))
   for name, count in jobs.items():
-    if not isinstance(name, str) or not _JOB_NAME_RE.fullmatch(name):
-      raise ValueError('jobs: job name %r is not a valid TensorFlow job name '
-                       '(a letter, then letters, digits or _)' % (name,))
+    _check_job_name('jobs', name)
     _check_count('jobs[%r]' % name, count, optional=False)
-  requested = sum(jobs.values())
-  if requested != step.num_tasks:
+
+
+def _task_jobs(step, jobs, het_jobs):
+  """Returns the job name of every task of the step, by rank.
+
+  Without `het_jobs`, ranks go to jobs in sorted job-name order, as
+  TensorFlow always did. With it, every task of heterogeneous component c
+  belongs to job `het_jobs[c]`.
+
+  Raises:
+    RuntimeError: If `jobs` asks for other task counts than Slurm assigned.
+    ValueError: If `jobs` or `het_jobs` is malformed.
+  """
+  if jobs is not None:
+    _check_jobs(jobs)
+  if het_jobs is None:
+    jobs = {'worker': step.num_tasks} if jobs is None else jobs
+    if sum(jobs.values()) != step.num_tasks:
+      raise RuntimeError(
+          'Requested %d tasks (jobs=%r) but Slurm assigned %d tasks to this '
+          'step (%s)' % (sum(jobs.values()), dict(jobs), step.num_tasks,
+                         step.counts_source))
+    return [name for name in sorted(jobs) for _ in range(jobs[name])]
+  if isinstance(het_jobs, str) or not isinstance(het_jobs, Sequence):
+    raise ValueError('het_jobs=%r: expected a list of job names, one per '
+                     'heterogeneous component' % (het_jobs,))
+  for name in het_jobs:
+    _check_job_name('het_jobs', name)
+  if not step.heterogeneous:
+    raise RuntimeError('het_jobs=%r needs a heterogeneous step (srun A : B); '
+                       'SLURM_HET_SIZE is not set' % (list(het_jobs),))
+  if max(step.task_components) >= len(het_jobs):
+    raise ValueError('het_jobs=%r names %d components, but the step has tasks '
+                     'of component %d' % (list(het_jobs), len(het_jobs),
+                                          max(step.task_components)))
+  names = [het_jobs[component] for component in step.task_components]
+  from_slurm = dict(collections.Counter(names))
+  if jobs is not None and {k: v for k, v in jobs.items() if v} != from_slurm:
     raise RuntimeError(
-        'Requested %d tasks (jobs=%r) but Slurm assigned %d tasks to this '
-        'step (%s)' % (requested, dict(jobs), step.num_tasks,
-                       step.counts_source))
+        'jobs=%r does not match the heterogeneous components: het_jobs=%r '
+        'gives %r (%s)' % (dict(jobs), list(het_jobs), from_slurm,
+                           step.counts_source))
+  return names
 
 
-def _task_addresses(step, port_base):
-  """Returns `host:port` of every task; ports count up from `port_base`."""
-  if isinstance(port_base, bool) or not isinstance(port_base, int):
-    raise ValueError('port_base=%r: expected an integer port' % (port_base,))
+def _ports(step, port_base):
+  """Returns the port of every task: port_base + its index on its node.
+
+  Args:
+    step: The `_SlurmStep`.
+    port_base: An int, 'reserved' (the ports `srun --resv-ports` reserved,
+      `SLURM_STEP_RESV_PORTS`) or 'derived' (a block of ports in
+      [20000, 60000) chosen from the job and step ids: the same in every task
+      of the step and after a requeue, and unlikely to collide with another
+      step on the same nodes).
+
+  Raises:
+    ValueError: If `port_base` is malformed or a port falls outside 1..65535.
+    RuntimeError: If Slurm reserved too few ports.
+  """
   local = step.local_indices
-  highest = port_base + max(local)
-  if port_base < 1 or highest > _MAX_PORT:
+  needed = max(local) + 1
+  if port_base == 'reserved':
+    reserved = step.reserved_ports
+    if reserved is None:
+      raise RuntimeError("port_base='reserved' needs SLURM_STEP_RESV_PORTS; "
+                         'launch the step with srun --resv-ports')
+    if len(reserved) < needed or not all(1 <= p <= _MAX_PORT
+                                          for p in reserved):
+      raise RuntimeError(
+          'SLURM_STEP_RESV_PORTS has %d ports %s, but the busiest node runs '
+          '%d tasks and every port must lie within 1..%d' %
+          (len(reserved), list(reserved), needed, _MAX_PORT))
+    return [reserved[index] for index in local]
+  if port_base == 'derived':
+    block = -(-needed // _DERIVED_PORTS_BLOCK) * _DERIVED_PORTS_BLOCK
+    blocks = (_DERIVED_PORTS_END - _DERIVED_PORTS_START) // block
+    if not blocks:
+      raise RuntimeError("port_base='derived': %d tasks on the busiest node "
+                         'need more ports than [%d, %d) holds' %
+                         (needed, _DERIVED_PORTS_START, _DERIVED_PORTS_END))
+    job_id, step_id = step.job_step
+    port_base = _DERIVED_PORTS_START + block * (
+        (job_id * 7919 + step_id) % blocks)
+  if isinstance(port_base, bool) or not isinstance(port_base, int):
+    raise ValueError("port_base=%r: expected an integer port, 'reserved' or "
+                     "'derived'" % (port_base,))
+  if port_base < 1 or port_base + needed - 1 > _MAX_PORT:
     raise ValueError(
         'port_base=%d: tasks on the busiest node need ports %d..%d, which '
-        'must lie within 1..%d' % (port_base, port_base, highest, _MAX_PORT))
-  return [
-      '%s:%d' % (step.nodes[node], port_base + index)
-      for node, index in zip(step.task_nodes, local)
-  ]
+        'must lie within 1..%d' % (port_base, port_base,
+                                   port_base + needed - 1, _MAX_PORT))
+  return [port_base + index for index in local]
 
 
-def _assign_jobs(jobs, addresses, task_index):
-  """Hands tasks to jobs in sorted job-name order, as TensorFlow always did."""
-  cluster = []
-  start = 0
-  task_type = task_id = None
-  for name in sorted(jobs):
-    end = start + jobs[name]
-    if start <= task_index < end:
-      task_type, task_id = name, task_index - start
-    if end > start:
-      cluster.append((name, tuple(addresses[start:end])))
-    start = end
-  return tuple(cluster), task_type, task_id
+def _assign_jobs(task_jobs, addresses, task_index):
+  """Groups the task addresses by job; finds this task's job and index."""
+  cluster = {}
+  for name, address in zip(task_jobs, addresses):
+    cluster.setdefault(name, []).append(address)
+  task_type = task_jobs[task_index]
+  task_id = task_jobs[:task_index].count(task_type)
+  return (tuple((name, tuple(cluster[name])) for name in sorted(cluster)),
+          task_type, task_id)
 
 
 def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
@@ -920,15 +1008,17 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
 
 
 def _resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-             count_node_gpus):
+             count_node_gpus, het_jobs=None):
   """Maps a Slurm step to TensorFlow. Pure apart from `count_node_gpus`."""
-  if jobs is None:
-    jobs = {'worker': step.num_tasks}
-  _check_jobs(jobs, step)
   _check_count('gpus_per_node', gpus_per_node)
   _check_count('gpus_per_task', gpus_per_task)
-  addresses = _task_addresses(step, port_base)
-  cluster, task_type, task_id = _assign_jobs(jobs, addresses, step.task_index)
+  task_jobs = _task_jobs(step, jobs, het_jobs)
+  addresses = [
+      '%s:%d' % (step.nodes[node], port)
+      for node, port in zip(step.task_nodes, _ports(step, port_base))
+  ]
+  cluster, task_type, task_id = _assign_jobs(task_jobs, addresses,
+                                             step.task_index)
   per_task, task_gpus = _assign_gpus(step, gpus_per_node, gpus_per_task,
                                      count_node_gpus)
   return _Resolution(cluster, task_type, task_id, per_task, task_gpus)
@@ -965,10 +1055,196 @@ def get_num_gpus():
   return _count_nvidia_gpus() if visible is None else len(visible)
 
 
+def _expand_hostlist_checked(hostlist):
+  """Expands with both `expand_hostlist` and scontrol; raises if they differ.
+
+  A cheap canary for sites whose Slurm grammar moves ahead of this module.
+  """
+  results = []
+  for expand in (expand_hostlist, _expand_hostlist_with_scontrol):
+    try:
+      results.append(expand(hostlist))
+    except ValueError as e:
+      results.append(e)
+  builtin, slurm = results
+  if isinstance(builtin, list) and builtin == slurm:
+    return builtin
+  if isinstance(builtin, ValueError) and isinstance(slurm, ValueError):
+    raise builtin
+  raise RuntimeError(
+      'Hostlist %r: the built-in expansion gives %s but `scontrol show '
+      'hostnames` gives %s' % (hostlist, _abbreviate(builtin),
+                               _abbreviate(slurm)))
+
+
+def _abbreviate(result, most=8):
+  if isinstance(result, Exception):
+    return 'an error (%s)' % result
+  if len(result) <= most:
+    return repr(result)
+  return '%d names %r...' % (len(result), result[:most])
+
+
 _HOSTLIST_EXPANDERS = {
     'builtin': expand_hostlist,
     'scontrol': _expand_hostlist_with_scontrol,
+    'check': _expand_hostlist_checked,
 }
+_HOSTLIST_EXPANSION_VAR = 'TF_SLURM_HOSTLIST_EXPANSION'
+
+
+def _hostlist_expander(hostlist_expansion, environ):
+  """Returns the expander named by the argument, else by the environment."""
+  name = 'hostlist_expansion'
+  if hostlist_expansion is None:
+    name = _HOSTLIST_EXPANSION_VAR
+    hostlist_expansion = environ.get(_HOSTLIST_EXPANSION_VAR, 'builtin')
+  if hostlist_expansion not in _HOSTLIST_EXPANDERS:
+    raise ValueError('%s=%r: expected one of %s' %
+                     (name, hostlist_expansion, sorted(_HOSTLIST_EXPANDERS)))
+  return _HOSTLIST_EXPANDERS[hostlist_expansion]
+
+
+# ------------------------------------------------------------------------------
+# The explain command: what the resolver reads and decides, with no
+# TensorFlow (so that it answers at once), no servers and no GPUs touched.
+# ------------------------------------------------------------------------------
+
+_EXPLAINED_VARIABLES = re.compile(
+    r'(SLURM_(PROCID|LOCALID|NODEID|GTIDS|STEP_NODELIST|STEP_TASKS_PER_NODE|'
+    r'STEP_NUM_TASKS|JOB_NODELIST|TASKS_PER_NODE|NTASKS|DISTRIBUTION|'
+    r'DIST_PLANESIZE|HOSTFILE|HET_SIZE|PACK_SIZE|JOB_NODELIST_(HET|PACK)_GROUP_'
+    r'\d+|STEP_GPUS|JOB_GPUS|GPUS_ON_NODE|STEP_RESV_PORTS|JOB_ID|STEP_ID)|'
+    r'SLURMD_NODENAME|SLURMD_TRES_BIND|CUDA_VISIBLE_DEVICES|%s|%s)$' %
+    (_SAVED_CVD_VAR, _HOSTLIST_EXPANSION_VAR))
+
+
+def _parse_jobs(text):
+  jobs = {}
+  for item in text.split(','):
+    name, _, count = item.partition('=')
+    if not count.isdigit():
+      raise argparse.ArgumentTypeError(
+          '%r: expected NAME=COUNT[,NAME=COUNT...]' % text)
+    jobs[name] = int(count)
+  return jobs
+
+
+def _parse_port_base(text):
+  return text if text in ('reserved', 'derived') else int(text)
+
+
+def _explain_parser():
+  parser = argparse.ArgumentParser(
+      prog='python -m %s' % __spec__.name if __spec__ else None,
+      description='Shows what SlurmClusterResolver reads and decides for this '
+      'Slurm task (run it inside srun or a batch script). Starts no '
+      'TensorFlow server and touches no GPU.')
+  parser.add_argument('--all', action='store_true',
+                      help='show every task of the step')
+  parser.add_argument('--tf-config', action='store_true',
+                      help='print only the TF_CONFIG JSON of this task')
+  parser.add_argument('--jobs', type=_parse_jobs,
+                      help='e.g. chief=1,ps=2,worker=4 (default: all workers)')
+  parser.add_argument('--het-jobs', type=lambda text: text.split(','),
+                      help='job of each heterogeneous component, e.g. ps,worker')
+  parser.add_argument('--port-base', type=_parse_port_base, default=8888,
+                      help="an int, 'reserved' or 'derived' (default 8888)")
+  parser.add_argument('--gpus-per-node', type=int)
+  parser.add_argument('--gpus-per-task', type=int)
+  parser.add_argument('--tasks-per-node', type=int)
+  parser.add_argument('--rpc-layer', default='grpc')
+  parser.add_argument('--hostlist-expansion',
+                      choices=sorted(_HOSTLIST_EXPANDERS))
+  return parser
+
+
+def _task_gpus(step, resolution, task):
+  """GPUs of another task of the step, as far as this task can tell."""
+  if task == step.task_index:
+    return resolution.task_gpus
+  if step.gpus.bound_per_task or step.gpus.visible is None:
+    return None
+  start = step.local_indices[task] * resolution.gpus_per_task
+  return step.gpus.visible[start:start + resolution.gpus_per_task]
+
+
+def _format_gpus(gpus):
+  return '-' if gpus is None else ','.join(gpus) or 'none'
+
+
+def _explain(environ, args, out):
+  """Writes what the resolver reads and decides for this task to `out`."""
+  expand = _hostlist_expander(args.hostlist_expansion, environ)
+  step = _read_step(environ, args.tasks_per_node, expand)
+  resolution = _resolve(step, args.jobs, args.port_base, args.gpus_per_node,
+                        args.gpus_per_task, lambda: 0, args.het_jobs)
+  cluster = {name: list(addresses) for name, addresses in resolution.cluster}
+  if args.tf_config:
+    out.write(json.dumps({
+        'cluster': cluster,
+        'task': {'type': resolution.task_type, 'index': resolution.task_id},
+        'rpc_layer': args.rpc_layer,
+    }) + '\n')
+    return
+  task_jobs = []
+  for name, addresses in resolution.cluster:
+    task_jobs.extend((name, i, address) for i, address in enumerate(addresses))
+  by_address = {address: (name, i) for name, i, address in task_jobs}
+  addresses = ['%s:%d' % (step.nodes[node], port) for node, port in zip(
+      step.task_nodes, _ports(step, args.port_base))]
+  out.write('Variables read:\n')
+  for name in sorted(n for n in environ if _EXPLAINED_VARIABLES.match(n)):
+    out.write('  %s=%s\n' % (name, environ[name]))
+  out.write('Nodes, as Slurm numbers them: %s\n' % ' '.join(step.nodes))
+  out.write('Tasks per node: %s (%s)\n' % (
+      ','.join(map(str, step.tasks_per_node)), step.counts_source))
+  out.write('Jobs: %s\n' % ', '.join(
+      '%s=%d' % (name, len(a)) for name, a in resolution.cluster))
+  if step.gpus.visible is None:
+    gpus_note = ('no CUDA_VISIBLE_DEVICES: the resolver counts GPUs with '
+                 'nvidia-smi (not run here)')
+  else:
+    gpus_note = '%s=%s, %s' % (
+        step.gpus.source, _format_gpus(step.gpus.visible),
+        'bound to this task by Slurm' if step.gpus.bound_per_task else
+        "the node's, split among its tasks")
+  out.write('GPUs: %s; %d per task\n' % (gpus_note, resolution.gpus_per_task))
+  tasks = range(step.num_tasks) if args.all else [step.task_index]
+  out.write('%-6s %-14s %-6s %-14s %-22s %s\n' %
+            ('rank', 'node', 'local', 'task', 'address', 'GPUs'))
+  for task in tasks:
+    name, index = by_address[addresses[task]]
+    out.write('%-6d %-14s %-6d %-14s %-22s %s%s\n' % (
+        task, step.nodes[step.task_nodes[task]], step.local_indices[task],
+        '%s:%d' % (name, index), addresses[task],
+        _format_gpus(_task_gpus(step, resolution, task)),
+        '   <- this task' if task == step.task_index and args.all else ''))
+
+
+def main(argv=None, environ=None, out=None):
+  """Runs the explain command; returns the exit status."""
+  args = _explain_parser().parse_args(argv)
+  try:
+    _explain(os.environ if environ is None else environ, args,
+             sys.stdout if out is None else out)
+  except (RuntimeError, ValueError) as e:
+    sys.stderr.write('error: %s\n' % e)
+    return 1
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())
+
+# pylint: disable=g-import-not-at-top
+# Below this line TensorFlow is imported; the explain command above runs
+# without it, so that it answers in a fraction of a second.
+from tensorflow.python.distribute.cluster_resolver.cluster_resolver import ClusterResolver
+from tensorflow.python.distribute.cluster_resolver.cluster_resolver import format_master_url
+from tensorflow.python.training.server_lib import ClusterSpec
+from tensorflow.python.util.tf_export import tf_export
+# pylint: enable=g-import-not-at-top
 
 
 @tf_export('distribute.cluster_resolver.SlurmClusterResolver')
@@ -1007,7 +1283,8 @@ class SlurmClusterResolver(ClusterResolver):
                tasks_per_node=None,
                auto_set_gpu=True,
                rpc_layer='grpc',
-               hostlist_expansion='builtin'):
+               hostlist_expansion=None,
+               het_jobs=None):
     """Creates a new SlurmClusterResolver object.
 
     Everything is resolved and checked here, once; `CUDA_VISIBLE_DEVICES` is
@@ -1040,8 +1317,14 @@ class SlurmClusterResolver(ClusterResolver):
         `SLURM_STEP_TASKS_PER_NODE`; a value that contradicts it is an error.
       auto_set_gpu: Set `CUDA_VISIBLE_DEVICES` to this task's GPUs.
       rpc_layer: The protocol TensorFlow uses to communicate between nodes.
-      hostlist_expansion: 'builtin' to expand node lists in Python, or
-        'scontrol' to run `scontrol show hostnames` as TF r1.15 did.
+      hostlist_expansion: 'builtin' to expand node lists in Python,
+        'scontrol' to run `scontrol show hostnames` as TF r1.15 did, or
+        'check' to do both and raise if they differ. Defaults to the
+        environment variable TF_SLURM_HOSTLIST_EXPANSION, else 'builtin'.
+      het_jobs: In a heterogeneous step (`srun A : B`), the job of each
+        component, e.g. ['ps', 'worker']: component 0's tasks are then ps:0..
+        and component 1's worker:0... Task counts come from Slurm; `jobs`,
+        if given too, must agree.
 
     Raises:
       RuntimeError: If more GPUs per node or a different number of tasks are
@@ -1049,15 +1332,12 @@ class SlurmClusterResolver(ClusterResolver):
         inconsistent.
       ValueError: If an argument or a Slurm variable is malformed.
     """
-    if hostlist_expansion not in _HOSTLIST_EXPANDERS:
-      raise ValueError('hostlist_expansion=%r: expected one of %s' %
-                       (hostlist_expansion, sorted(_HOSTLIST_EXPANDERS)))
+    expand = _hostlist_expander(hostlist_expansion, os.environ)
     if tasks_per_node is not None and not isinstance(tasks_per_node, Mapping):
       _check_count('tasks_per_node', tasks_per_node)
-    step = _read_step(os.environ, tasks_per_node,
-                      _HOSTLIST_EXPANDERS[hostlist_expansion])
+    step = _read_step(os.environ, tasks_per_node, expand)
     resolution = _resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-                          _count_nvidia_gpus)
+                          _count_nvidia_gpus, het_jobs)
     self._step = step
     self._resolution = resolution
     self._cluster_spec = ClusterSpec(

@@ -1110,8 +1110,8 @@ class BadInputTest(_ResolverTestCase):
        r'tasks_per_node=0'),
       ('_hostlist_expansion_unknown', {'hostlist_expansion': 'shell'},
        ValueError, r"hostlist_expansion='shell'"),
-      ('_hostlist_expansion_none', {'hostlist_expansion': None}, ValueError,
-       r'hostlist_expansion=None'),
+      ('_hostlist_expansion_empty', {'hostlist_expansion': ''}, ValueError,
+       r"hostlist_expansion=''"),
   )
   def testBadArgument(self, kwargs, error, regex):
     self.use_env(self.base_env)
