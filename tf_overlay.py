@@ -50,8 +50,10 @@ EXPLAIN_MODULE = "tensorflow.python.distribute.cluster_resolver.slurm_cluster_re
 
 
 def _runs_explain_command():
+  # While site runs, sys.argv[0] is "-m" exactly when a module is run.
   argv = getattr(sys, "orig_argv", [])
-  return any(a == "-m" and b == EXPLAIN_MODULE for a, b in zip(argv, argv[1:]))
+  return sys.argv[:1] == ["-m"] and any(
+      a == "-m" and b == EXPLAIN_MODULE for a, b in zip(argv, argv[1:]))
 
 
 def _add_plain_parent_packages(root):

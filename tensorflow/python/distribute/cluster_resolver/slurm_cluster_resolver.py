@@ -549,19 +549,21 @@ def _het_components(environ, nodes, expand):
     RuntimeError: If a component's node list is missing or the lists leave a
       node of the step out.
   """
-  size = environ.get('SLURM_HET_SIZE', environ.get('SLURM_PACK_SIZE'))
-  if size is None:
+  size_var = next((name for name in ('SLURM_HET_SIZE', 'SLURM_PACK_SIZE')
+                   if name in environ), None)
+  if size_var is None:
     return None
-  size = _positive_int('SLURM_HET_SIZE', size)
+  size = _positive_int(size_var, environ[size_var])
   component_of = {}
   for component in range(size):
     names = ['SLURM_JOB_NODELIST_%s_%d' % (kind, component)
              for kind in ('HET_GROUP', 'PACK_GROUP')]
     name = next((name for name in names if name in environ), None)
     if name is None:
-      raise RuntimeError('%s is not set in a heterogeneous step '
-                         '(SLURM_HET_SIZE=%d): the nodes of component %d are '
-                         'unknown' % (names[0], size, component))
+      raise RuntimeError('%s is not set (nor %s, its Slurm 22.05 name) in a '
+                         'heterogeneous step (%s=%d): the nodes of component '
+                         '%d are unknown' %
+                         (names[0], names[1], size_var, size, component))
     for node in _parse_variable(name, environ[name], expand):
       component_of.setdefault(node, component)
   missing = [node for node in nodes if node not in component_of]
@@ -726,6 +728,16 @@ def _read_gpus(environ):
   return _SlurmGpus(visible, source, bound, on_node)
 
 
+def _parse_ports(text):
+  """Parses a port list such as `12000-12003,12005`."""
+  ports = tuple(
+      number for lo, hi, _ in _parse_ranges(text, text)
+      for number in range(lo, hi + 1))
+  if not all(1 <= port <= _MAX_PORT for port in ports):
+    raise ValueError('expected ports within 1..%d' % _MAX_PORT)
+  return ports
+
+
 def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
   """Builds the model of this task's Slurm step from its environment.
 
@@ -767,10 +779,8 @@ def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
                        (rank, len(task_nodes), counts_source))
   reserved_ports = environ.get('SLURM_STEP_RESV_PORTS')
   if reserved_ports is not None:
-    reserved_ports = tuple(
-        int(port) for port in _parse_variable(
-            'SLURM_STEP_RESV_PORTS', reserved_ports,
-            lambda value: _group_values(_parse_ranges(value, value))))
+    reserved_ports = _parse_variable('SLURM_STEP_RESV_PORTS', reserved_ports,
+                                     _parse_ports)
   step = _SlurmStep(
       nodes=tuple(nodes),
       task_nodes=tuple(task_nodes),
@@ -898,12 +908,10 @@ def _ports(step, port_base):
     if reserved is None:
       raise RuntimeError("port_base='reserved' needs SLURM_STEP_RESV_PORTS; "
                          'launch the step with srun --resv-ports')
-    if len(reserved) < needed or not all(1 <= p <= _MAX_PORT
-                                          for p in reserved):
+    if len(reserved) < needed:
       raise RuntimeError(
           'SLURM_STEP_RESV_PORTS has %d ports %s, but the busiest node runs '
-          '%d tasks and every port must lie within 1..%d' %
-          (len(reserved), list(reserved), needed, _MAX_PORT))
+          '%d tasks' % (len(reserved), list(reserved), needed))
     return [reserved[index] for index in local]
   if port_base == 'derived':
     block = -(-needed // _DERIVED_PORTS_BLOCK) * _DERIVED_PORTS_BLOCK
@@ -1160,13 +1168,19 @@ def _explain_parser():
 
 
 def _task_gpus(step, resolution, task):
-  """GPUs of another task of the step, as far as this task can tell."""
+  """GPUs of a task of the step, as far as this task can tell, or None.
+
+  Besides its own, a task knows the GPUs of the tasks on its node when Slurm
+  gave the node GPUs to split among them.
+  """
   if task == step.task_index:
     return resolution.task_gpus
-  if step.gpus.bound_per_task or step.gpus.visible is None:
+  same_node = step.task_nodes[task] == step.task_nodes[step.task_index]
+  visible, per_task = step.gpus.visible, resolution.gpus_per_task
+  if step.gpus.bound_per_task or not visible or not same_node:
     return None
-  start = step.local_indices[task] * resolution.gpus_per_task
-  return step.gpus.visible[start:start + resolution.gpus_per_task]
+  start = step.local_indices[task] * per_task
+  return visible[start:start + per_task]
 
 
 def _format_gpus(gpus):

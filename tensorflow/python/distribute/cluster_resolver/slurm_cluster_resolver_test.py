@@ -12,15 +12,20 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""Tests for SlurmClusterResolver.
+"""Tests for SlurmClusterResolver and its explain command.
 
 The environments are written as Slurm 22.05 really sets them (see
 tests/fixtures/slurm-env/NOTES.txt). `subprocess.run` is mocked in every
 resolver test: by default the machine has neither scontrol nor nvidia-smi.
 """
 
+import io
+import itertools
+import json
 import os
+import re
 import subprocess
+import sys
 
 from absl.testing import absltest
 from absl.testing import parameterized
@@ -144,6 +149,125 @@ _N2_N5_CYCLIC = ('n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
 
 def _completed(returncode=0, stdout='', stderr=''):
   return subprocess.CompletedProcess(['mocked'], returncode, stdout, stderr)
+
+
+def _cyclic_env(rank, **overrides):
+  """Task `rank` of `srun -n5 -N2 -m cyclic`.
+
+  As tests/fixtures/slurm-env/n5-N2-cyclic: ranks 0, 2, 3, 4 run on n1, rank
+  1 on n2.
+  """
+  return _step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', rank,
+                   **dict({'SLURM_DISTRIBUTION': 'cyclic', 'SLURM_JOB_ID': '9'},
+                          **overrides))
+
+
+def _het_variables(scheme, *component_nodelists):
+  """The variables of a heterogeneous step (`srun A : B`), in every task.
+
+  Args:
+    scheme: 'slurm_22_05' for SLURM_HET_SIZE, SLURM_PACK_SIZE and
+      SLURM_JOB_NODELIST_PACK_GROUP_<n>, as Slurm 22.05 sets them
+      (tests/fixtures/slurm-env/het-*); 'het_group' for SLURM_HET_SIZE and
+      SLURM_JOB_NODELIST_HET_GROUP_<n>, as newer Slurm names them.
+    *component_nodelists: The node list of each component, in order.
+
+  Returns:
+    The variables.
+  """
+  size = str(len(component_nodelists))
+  if scheme == 'slurm_22_05':
+    env, kind = {'SLURM_HET_SIZE': size, 'SLURM_PACK_SIZE': size}, 'PACK'
+  else:
+    env, kind = {'SLURM_HET_SIZE': size}, 'HET'
+  for component, nodelist in enumerate(component_nodelists):
+    env['SLURM_JOB_NODELIST_%s_GROUP_%d' % (kind, component)] = nodelist
+  return env
+
+
+_HET_SCHEMES = (('_slurm_22_05', 'slurm_22_05'), ('_het_group', 'het_group'))
+
+# The GPU variables of each rank of `srun -N1 -n1 : -N2 -n3 --gpus-per-task=1`
+# (tests/fixtures/slurm-env/het-N1n1-N2n3-gpu): component 0 has no GPUs (and
+# no CUDA_VISIBLE_DEVICES); rank 3, alone on n3, gets no SLURMD_TRES_BIND.
+_HET_GPU_VARIABLES = (
+    {},
+    {'CUDA_VISIBLE_DEVICES': '0', 'SLURM_STEP_GPUS': '0',
+     'SLURM_GPUS_ON_NODE': '2', 'SLURMD_TRES_BIND': 'gpu:per_task:1'},
+    {'CUDA_VISIBLE_DEVICES': '1', 'SLURM_STEP_GPUS': '1',
+     'SLURM_GPUS_ON_NODE': '2', 'SLURMD_TRES_BIND': 'gpu:per_task:1'},
+    {'CUDA_VISIBLE_DEVICES': '0', 'SLURM_STEP_GPUS': '0',
+     'SLURM_GPUS_ON_NODE': '1'},
+)
+
+
+def _het_gpu_env(rank, scheme='slurm_22_05', **overrides):
+  """Task `rank` of `srun -N1 -n1 : -N2 -n3 --gpus-per-task=1`.
+
+  As tests/fixtures/slurm-env/het-N1n1-N2n3-gpu: component 0 is rank 0 on n1,
+  component 1 ranks 1-2 on n2 and rank 3 on n3; the step's node list is
+  n[1-3] with tasks per node 1,2,1.
+
+  Args:
+    rank: `SLURM_PROCID`.
+    scheme: How the heterogeneous variables are named (`_het_variables`).
+    **overrides: Variables to add or replace; None removes one.
+
+  Returns:
+    The environment.
+  """
+  env = dict(_het_variables(scheme, 'n1', 'n[2-3]'), SLURM_JOB_ID='23',
+             SLURM_DISTRIBUTION='block', **_HET_GPU_VARIABLES[rank])
+  env.update(overrides)
+  return _step_env('n[1-3]', '1,2,1', 'n1 n2 n2 n3', rank, **env)
+
+
+def _het_later_node_env(rank, scheme='slurm_22_05', **overrides):
+  """Task `rank` of `srun -w n3 -n2 : -w n1 -n1`.
+
+  The step's node list is sorted (n[1,3], tasks per node 1,2), but component
+  0, ranks 0-1, runs on n3, which Slurm numbers node 0; rank 2 runs on n1.
+  """
+  env = dict(_het_variables(scheme, 'n3', 'n1'), SLURM_DISTRIBUTION='block')
+  env.update(overrides)
+  return _step_env('n[1,3]', '1,2', 'n3 n3 n1', rank, node_ids='n3 n1', **env)
+
+
+def _gres_env(rank, tasks_per_node, rank_hosts):
+  """Task `rank` of `srun -N2 -n<N> --gres=gpu:2`: every task sees 0,1.
+
+  E.g. tests/fixtures/slurm-env/N2-n3-gres-gpu2 ('2,1', 'n1 n1 n2').
+  """
+  return _step_env('n[1-2]', tasks_per_node, rank_hosts, rank,
+                   CUDA_VISIBLE_DEVICES='0,1', SLURM_STEP_GPUS='0,1',
+                   SLURM_GPUS_ON_NODE='2')
+
+
+def _ports(addresses):
+  return [int(address.rsplit(':', 1)[1]) for address in addresses]
+
+
+def _explain_rows(output):
+  """Parses the explain command's task table.
+
+  Returns:
+    rank -> [node, local index, job:index, address, GPUs], from the rows
+    after the header `rank node local task address GPUs`.
+  """
+  lines = output.splitlines()
+  header = [line.split()[:1] for line in lines].index(['rank'])
+  return {
+      int(line.split()[0]): line.split()[1:6] for line in lines[header + 1:]
+  }
+
+
+_MODULE = slurm_cluster_resolver.__name__
+# The repository root: this file is <root>/tensorflow/python/distribute/
+# cluster_resolver/. Under Bazel, <root> is the runfiles copy, which holds
+# sitecustomize.py and tf_overlay.py too.
+_REPO_ROOT = os.path.abspath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                 *[os.pardir] * 4))
 
 
 class ExpandHostlistTest(parameterized.TestCase):
@@ -1116,6 +1240,687 @@ class BadInputTest(_ResolverTestCase):
   def testBadArgument(self, kwargs, error, regex):
     self.use_env(self.base_env)
     self.assertResolverFails(error, regex, **kwargs)
+
+
+class HeterogeneousJobsTest(_ResolverTestCase):
+  """het_jobs: each component of `srun A : B` is a TensorFlow job."""
+
+  @parameterized.named_parameters(*_HET_SCHEMES)
+  def testEachComponentIsAJobIndexedInRankOrder(self, scheme):
+    expected_tasks = [('ps', 0), ('worker', 0), ('worker', 1), ('worker', 2)]
+    for rank, task in enumerate(expected_tasks):
+      with self.subTest(rank=rank):
+        self.use_env(_het_gpu_env(rank, scheme))
+        resolver = SlurmClusterResolver(het_jobs=['ps', 'worker'])
+        self.assertEqual(
+            {'ps': ['n1:8888'], 'worker': ['n2:8888', 'n2:8889', 'n3:8888']},
+            resolver.cluster_spec().as_dict())
+        self.assertEqual(task, resolver.get_task_info())
+
+  @parameterized.named_parameters(*_HET_SCHEMES)
+  def testComponentZeroOnTheLaterSortedNodeIsTheFirstJob(self, scheme):
+    expected = [('ps', 0, 'n3:8888'), ('ps', 1, 'n3:8889'),
+                ('worker', 0, 'n1:8888')]
+    for rank, (job, index, address) in enumerate(expected):
+      with self.subTest(rank=rank):
+        self.use_env(_het_later_node_env(rank, scheme))
+        resolver = SlurmClusterResolver(het_jobs=['ps', 'worker'])
+        self.assertEqual({'ps': ['n3:8888', 'n3:8889'], 'worker': ['n1:8888']},
+                         resolver.cluster_spec().as_dict())
+        self.assertEqual((job, index), resolver.get_task_info())
+        self.assertEqual('grpc://' + address, resolver.master())
+
+  def testJobsAgreeingWithTheComponentsAreAccepted(self):
+    self.use_env(_het_gpu_env(2))
+    resolver = SlurmClusterResolver(jobs={'worker': 3, 'ps': 1},
+                                    het_jobs=('ps', 'worker'))
+    self.assertEqual(('worker', 1), resolver.get_task_info())
+    self.assertEqual('grpc://n2:8889', resolver.master())
+
+  @parameterized.named_parameters(
+      ('_other_counts', {'ps': 2, 'worker': 2}),
+      ('_other_names', {'chief': 1, 'worker': 3}),
+      ('_one_job_for_all', {'worker': 4}),
+  )
+  def testJobsContradictingTheComponentsIsRuntimeErrorNamingBoth(self, jobs):
+    self.use_env(_het_gpu_env(2))
+    self.assertResolverFails(
+        RuntimeError, r"jobs=%s .*het_jobs=\['ps', 'worker'\] gives "
+        r"\{'ps': 1, 'worker': 3\}" % re.escape(repr(jobs)), jobs=jobs,
+        het_jobs=['ps', 'worker'])
+
+  def testHetJobsInAStepThatIsNotHeterogeneousIsRuntimeError(self):
+    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
+    self.assertResolverFails(
+        RuntimeError, r"het_jobs=\['ps', 'worker'\] needs a heterogeneous "
+        r'step.*SLURM_HET_SIZE is not set', het_jobs=['ps', 'worker'])
+
+  @parameterized.named_parameters(
+      ('_string', 'ps,worker', r"het_jobs='ps,worker': expected a list"),
+      ('_one_name_string', 'worker', r"het_jobs='worker': expected a list"),
+      ('_dict', {'ps': 1, 'worker': 3},
+       r"het_jobs=\{'ps': 1, 'worker': 3\}: expected a list"),
+      ('_int', 2, r'het_jobs=2: expected a list'),
+      ('_name_with_dash', ['ps', 'my-worker'],
+       r"het_jobs: job name 'my-worker' is not a valid"),
+      ('_empty_name', ['', 'worker'], r"het_jobs: job name '' is not a valid"),
+      ('_name_not_a_string', ['ps', None],
+       r'het_jobs: job name None is not a valid'),
+      ('_too_few_names', ['ps'],
+       r"het_jobs=\['ps'\] names 1 components, but the step has tasks of "
+       r'component 1'),
+      ('_no_names', [], r'het_jobs=\[\] names 0 components'),
+  )
+  def testBadHetJobsIsValueError(self, het_jobs, regex):
+    self.use_env(_het_gpu_env(1))
+    self.assertResolverFails(ValueError, regex, het_jobs=het_jobs)
+
+  @parameterized.named_parameters(
+      ('_components_in_node_order', _het_gpu_env,
+       ['n1:8888', 'n2:8888', 'n2:8889', 'n3:8888']),
+      ('_component_zero_on_later_node', _het_later_node_env,
+       ['n3:8888', 'n3:8889', 'n1:8888']),
+  )
+  def testSameJobForTwoComponentsKeepsRankOrder(self, make_env, expected):
+    for rank, address in enumerate(expected):
+      with self.subTest(rank=rank):
+        self.use_env(make_env(rank))
+        resolver = SlurmClusterResolver(het_jobs=['worker', 'worker'])
+        self.assertWorkers(expected, resolver)
+        self.assertEqual(('worker', rank), resolver.get_task_info())
+        self.assertEqual('grpc://' + address, resolver.master())
+
+  @parameterized.named_parameters(
+      ('_cpu_only_component', 0, 0, None),
+      ('_bound_gpu_0', 1, 1, '0'),
+      ('_bound_gpu_1', 2, 1, '1'),
+      ('_alone_on_its_node', 3, 1, '0'),
+  )
+  def testNumAcceleratorsIsThisTasksInTheRealStep(self, rank, gpus, cvd):
+    # tests/fixtures/slurm-env/het-N1n1-N2n3-gpu: ps has no GPUs, workers 1.
+    self.use_env(_het_gpu_env(rank))
+    resolver = SlurmClusterResolver(het_jobs=['ps', 'worker'])
+    self.assertEqual({'GPU': gpus}, resolver.num_accelerators())
+    self.assertEqual(cvd, os.environ.get('CUDA_VISIBLE_DEVICES'))
+
+  @parameterized.named_parameters(('_ps', 0, 4, '0,1,2,3'),
+                                  ('_worker', 2, 1, '1'))
+  def testComponentsMayHaveDifferentGpusPerTask(self, rank, gpus, cvd):
+    # srun -N1 -n1 --gres=gpu:4 : -N2 -n3 --gpus-per-task=1.
+    node_gpus = {'CUDA_VISIBLE_DEVICES': '0,1,2,3',
+                 'SLURM_STEP_GPUS': '0,1,2,3', 'SLURM_GPUS_ON_NODE': '4'}
+    self.use_env(_het_gpu_env(rank, **(node_gpus if rank == 0 else {})))
+    resolver = SlurmClusterResolver(het_jobs=['ps', 'worker'])
+    self.assertEqual({'GPU': gpus}, resolver.num_accelerators())
+    self.assertEqual(cvd, os.environ['CUDA_VISIBLE_DEVICES'])
+
+  @parameterized.named_parameters(
+      ('_first_slurm_22_05', 'slurm_22_05', 'SLURM_JOB_NODELIST_PACK_GROUP_0',
+       'SLURM_JOB_NODELIST_HET_GROUP_0'),
+      ('_second_slurm_22_05', 'slurm_22_05', 'SLURM_JOB_NODELIST_PACK_GROUP_1',
+       'SLURM_JOB_NODELIST_HET_GROUP_1'),
+      ('_second_het_group', 'het_group', 'SLURM_JOB_NODELIST_HET_GROUP_1',
+       'SLURM_JOB_NODELIST_HET_GROUP_1'),
+  )
+  def testMissingComponentNodeListIsRuntimeErrorNamingIt(self, scheme, missing,
+                                                         named):
+    # Also without het_jobs: ranks are not numbered by guesswork.
+    self.use_env(_het_gpu_env(1, scheme, **{missing: None}))
+    self.assertResolverFails(RuntimeError, r'%s is not set' % named)
+
+  def testComponentNodeListsLeavingANodeOutIsRuntimeError(self):
+    self.use_env(_het_gpu_env(1, SLURM_JOB_NODELIST_PACK_GROUP_1='n2'))
+    self.assertResolverFails(RuntimeError,
+                             r"Nodes \['n3'\] of the heterogeneous step")
+
+  @parameterized.named_parameters(
+      ('_het_size', {'SLURM_HET_SIZE': 'two'}, "SLURM_HET_SIZE='two'"),
+      ('_pack_size_alone', {'SLURM_HET_SIZE': None, 'SLURM_PACK_SIZE': 'two'},
+       "SLURM_PACK_SIZE='two'"),
+  )
+  def testBadComponentCountIsValueErrorNamingItsVariable(self, overrides,
+                                                         regex):
+    self.use_env(_het_gpu_env(1, **overrides))
+    self.assertResolverFails(ValueError, regex)
+
+
+class PortTest(_ResolverTestCase):
+  """port_base: a number, Slurm's reserved ports, or derived from the ids."""
+
+  @parameterized.named_parameters(
+      ('_range', '12000-12003', 'n[1-2]', '2(x2)', 'n1 n1 n2 n2', {},
+       ['n1:12000', 'n1:12001', 'n2:12000', 'n2:12001']),
+      ('_range_and_single_port', '12000-12001,12005', 'n[1-2]', '3,1',
+       'n1 n1 n1 n2', {}, ['n1:12000', 'n1:12001', 'n1:12005', 'n2:12000']),
+      ('_more_than_needed', '12000-12009', 'n1', '2', 'n1 n1', {},
+       ['n1:12000', 'n1:12001']),
+      ('_cyclic', '12000-12003', 'n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
+       {'SLURM_DISTRIBUTION': 'cyclic'},
+       ['n1:12000', 'n2:12000', 'n1:12001', 'n1:12002', 'n1:12003']),
+      ('_heterogeneous', '12000-12001', 'n[1,3]', '1,2', 'n3 n3 n1',
+       dict(_het_variables('slurm_22_05', 'n3', 'n1'), node_ids='n3 n1'),
+       ['n3:12000', 'n3:12001', 'n1:12000']),
+  )
+  def testReservedPortOfATaskIsItsIndexOnItsNode(self, reserved, nodelist,
+                                                 tasks_per_node, rank_hosts,
+                                                 more, expected):
+    for rank, address in enumerate(expected):
+      with self.subTest(rank=rank):
+        self.use_env(
+            _step_env(nodelist, tasks_per_node, rank_hosts, rank,
+                      SLURM_STEP_RESV_PORTS=reserved, **more))
+        resolver = SlurmClusterResolver(port_base='reserved')
+        self.assertWorkers(expected, resolver)
+        self.assertEqual('grpc://' + address, resolver.master())
+
+  def testReservedWithoutResvPortsIsRuntimeErrorSayingToUseSrunResvPorts(self):
+    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
+    self.assertResolverFails(
+        RuntimeError, r'SLURM_STEP_RESV_PORTS.*srun --resv-ports',
+        port_base='reserved')
+
+  @parameterized.named_parameters(('_on_the_busiest_node', 1, '12000'),
+                                  ('_on_another_node', 3, '12000-12001'))
+  def testFewerReservedPortsThanTasksOnTheBusiestNodeIsRuntimeError(
+      self, rank, reserved):
+    # srun -N2 -n4 lays out 3,1: the task alone on n2 must fail too.
+    self.use_env(
+        _step_env('n[1-2]', '3,1', 'n1 n1 n1 n2', rank,
+                  SLURM_STEP_RESV_PORTS=reserved))
+    self.assertResolverFails(
+        RuntimeError, r'SLURM_STEP_RESV_PORTS has \d ports .* busiest node '
+        r'runs 3 tasks', port_base='reserved')
+
+  @parameterized.named_parameters(
+      ('_letters', 'abc'),
+      ('_descending', '12003-12000'),
+      ('_empty', ''),
+      ('_empty_item', '12000,,12001'),
+      ('_space_separated', '12000 12001'),
+      ('_brackets', '[12000-12001]'),
+      ('_negative', '-12000'),
+  )
+  def testMalformedResvPortsIsValueErrorNamingIt(self, value):
+    self.use_env(_step_env('n1', '2', 'n1 n1', 1, SLURM_STEP_RESV_PORTS=value))
+    self.assertResolverFails(
+        ValueError, r'SLURM_STEP_RESV_PORTS=%s' % re.escape(repr(value)),
+        port_base='reserved')
+
+  @parameterized.named_parameters(('_zero', '0-1'),
+                                  ('_above_65535', '65535-65536'))
+  def testReservedPortOutsideOneTo65535IsValueErrorNamingIt(self, value):
+    # _ports documents a port outside 1..65535 as a ValueError, and a
+    # malformed Slurm variable is one.
+    self.use_env(_step_env('n1', '2', 'n1 n1', 1, SLURM_STEP_RESV_PORTS=value))
+    self.assertResolverFails(ValueError, r'SLURM_STEP_RESV_PORTS',
+                             port_base='reserved')
+
+  def testDefaultPortBaseIs8888EvenWithReservedPorts(self):
+    self.use_env(
+        _step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1,
+                  SLURM_STEP_RESV_PORTS='12000-12001'))
+    self.assertWorkers(['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889'],
+                       SlurmClusterResolver())
+
+  def derived(self, job_id='42', step_id='0', rank=0, nodelist='n[1-2]',
+              tasks_per_node='2(x2)', rank_hosts='n1 n1 n2 n2'):
+    """Returns the workers' addresses with port_base='derived'."""
+    self.use_env(
+        _step_env(nodelist, tasks_per_node, rank_hosts, rank,
+                  SLURM_JOB_ID=job_id, SLURM_STEP_ID=step_id))
+    resolver = SlurmClusterResolver(port_base='derived')
+    return resolver.cluster_spec().as_dict()['worker']
+
+  @parameterized.named_parameters(
+      ('_small_ids', '1', '0'),
+      ('_typical_ids', '4242', '3'),
+      ('_large_ids', '4294967294', '4294967293'),
+      ('_ids_unset', None, None),
+  )
+  def testDerivedPortsLieIn20000To60000(self, job_id, step_id):
+    for port in _ports(self.derived(job_id, step_id)):
+      self.assertBetween(port, 20000, 59999)
+
+  def testDerivedPortsForManyTasksOnANodeLieIn20000To60000(self):
+    ports = _ports(self.derived('4242', '3', nodelist='n1',
+                                tasks_per_node='70',
+                                rank_hosts=' '.join(['n1'] * 70)))
+    self.assertBetween(min(ports), 20000, 59999)
+    self.assertBetween(max(ports), 20000, 59999)
+
+  @parameterized.named_parameters(
+      ('_block', 'n[1-2]', '2(x2)', 'n1 n1 n2 n2', {}),
+      ('_cyclic', 'n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
+       {'SLURM_DISTRIBUTION': 'cyclic'}),
+  )
+  def testDerivedPortsAreTheSameInEveryTask(self, nodelist, tasks_per_node,
+                                            rank_hosts, more):
+    specs = []
+    for rank in (0, len(rank_hosts.split()) - 1):
+      self.use_env(
+          _step_env(nodelist, tasks_per_node, rank_hosts, rank,
+                    SLURM_JOB_ID='4242', SLURM_STEP_ID='3', **more))
+      specs.append(
+          SlurmClusterResolver(port_base='derived').cluster_spec().as_dict())
+    self.assertEqual(specs[0], specs[1])
+
+  def testDerivedPortsAreTheSameInEveryComponentOfAHeterogeneousStep(self):
+    # Slurm 22.05 sets component 0's SLURM_JOB_ID in every component's tasks.
+    specs = []
+    for rank in (0, 3):
+      self.use_env(_het_gpu_env(rank))
+      resolver = SlurmClusterResolver(port_base='derived',
+                                      het_jobs=['ps', 'worker'])
+      specs.append(resolver.cluster_spec().as_dict())
+    self.assertEqual(specs[0], specs[1])
+
+  @parameterized.named_parameters(
+      ('_next_step', ('42', '0'), ('42', '1')),
+      ('_later_step', ('42', '0'), ('42', '5')),
+      ('_next_job', ('42', '0'), ('43', '0')),
+      ('_next_job_earlier_step', ('42', '1'), ('43', '0')),
+      ('_large_job_ids', ('1000000', '0'), ('1000001', '0')),
+  )
+  def testDerivedPortsDifferForAnotherStep(self, ids, other_ids):
+    ports = _ports(self.derived(*ids))
+    other_ports = _ports(self.derived(*other_ids))
+    self.assertEmpty(set(ports) & set(other_ports))
+
+  def testDerivedPortsOfARequeuedJobAreTheSame(self):
+    # A requeued job keeps its id, restarts its step ids at 0 and may land
+    # on other nodes.
+    first = self.derived('4242', '0', nodelist='n[1-2]',
+                         rank_hosts='n1 n1 n2 n2')
+    requeued = self.derived('4242', '0', nodelist='n[3-4]',
+                            rank_hosts='n3 n3 n4 n4')
+    self.assertEqual(_ports(first), _ports(requeued))
+
+  def testDerivedPortsAreConsecutiveOnANode(self):
+    ports = _ports(self.derived(tasks_per_node='3,1',
+                                rank_hosts='n1 n1 n1 n2'))
+    base = ports[0]
+    self.assertEqual([base, base + 1, base + 2, base], ports)
+
+  @parameterized.named_parameters(('_auto', 'auto'), ('_empty', ''),
+                                  ('_capitalized', 'Derived'))
+  def testUnknownPortBaseStringIsValueError(self, port_base):
+    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
+    self.assertResolverFails(
+        ValueError, r"port_base=%s: expected an integer port, 'reserved' or "
+        r"'derived'" % re.escape(repr(port_base)), port_base=port_base)
+
+
+_CHECK_WAYS = (('_argument', 'argument'), ('_environment', 'environment'))
+
+
+class HostlistCheckTest(_ResolverTestCase):
+  """hostlist_expansion='check': the built-in expansion, checked by scontrol."""
+
+  def use_check(self, how, nodelist='n[1-2]', rank_hosts='n1 n2'):
+    """Uses a two-task step; returns the resolver's arguments for 'check'.
+
+    Args:
+      how: 'argument' (hostlist_expansion='check') or 'environment'
+        (TF_SLURM_HOSTLIST_EXPANSION=check).
+      nodelist: `SLURM_STEP_NODELIST`.
+      rank_hosts: The two tasks' nodes.
+    """
+    env = _step_env(nodelist, '1(x2)', rank_hosts, 1)
+    kwargs = {'gpus_per_node': 0}  # No nvidia-smi: scontrol is the only run.
+    if how == 'environment':
+      env['TF_SLURM_HOSTLIST_EXPANSION'] = 'check'
+    else:
+      kwargs['hostlist_expansion'] = 'check'
+    self.use_env(env)
+    return kwargs
+
+  @parameterized.named_parameters(*_CHECK_WAYS)
+  def testScontrolGivingTheSameNamesResolves(self, how):
+    kwargs = self.use_check(how)
+    self.set_run_result(_completed(stdout='n1\nn2\n'))
+    self.assertWorkers(['n1:8888', 'n2:8888'], SlurmClusterResolver(**kwargs))
+    self.run.assert_called_once()
+    self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'],
+                     self.run.call_args[0][0])
+
+  @parameterized.named_parameters(
+      ('_other_name_argument', 'argument', 'n1\nn3\n', r"\['n1', 'n3'\]"),
+      ('_other_name_environment', 'environment', 'n1\nn3\n',
+       r"\['n1', 'n3'\]"),
+      ('_other_order', 'argument', 'n2\nn1\n', r"\['n2', 'n1'\]"),
+      ('_fewer_names', 'argument', 'n1\n', r"\['n1'\]"),
+  )
+  def testScontrolGivingOtherNamesIsRuntimeErrorShowingBoth(
+      self, how, stdout, scontrol_regex):
+    kwargs = self.use_check(how)
+    self.set_run_result(_completed(stdout=stdout))
+    self.assertResolverFails(
+        RuntimeError, r"Hostlist 'n\[1-2\]': the built-in expansion gives "
+        r"\['n1', 'n2'\] but `scontrol show hostnames` gives %s" %
+        scontrol_regex, **kwargs)
+
+  @parameterized.named_parameters(*_CHECK_WAYS)
+  def testScontrolRejectingWhatTheModuleAcceptsIsRuntimeError(self, how):
+    # Slurm 22.05 rejects text after a bracket (tests/fixtures/slurm-env/
+    # NOTES.txt); the module accepts it, as Slurm 23.11 does.
+    kwargs = self.use_check(how, 'gpu[1-2]-ib', 'gpu1-ib gpu2-ib')
+    self.set_run_result(_completed(stderr='Invalid hostlist: gpu[1-2]-ib\n'))
+    self.assertResolverFails(
+        RuntimeError, r"the built-in expansion gives \['gpu1-ib', 'gpu2-ib'\] "
+        r'but `scontrol show hostnames` gives an error \(.*Invalid hostlist',
+        **kwargs)
+
+  def testModuleRejectingWhatScontrolAcceptsIsRuntimeError(self):
+    # Slurm's parser accepts an unclosed bracket; the module does not.
+    kwargs = self.use_check('argument', 'n[1-2', 'n1 n2')
+    self.set_run_result(_completed(stdout='n1\nn2\n'))
+    self.assertResolverFails(
+        RuntimeError, r"the built-in expansion gives an error \(.*\) but "
+        r"`scontrol show hostnames` gives \['n1', 'n2'\]", **kwargs)
+
+  @parameterized.named_parameters(*_CHECK_WAYS)
+  def testBothRejectingIsValueErrorNamingTheVariable(self, how):
+    kwargs = self.use_check(how, 'n[2-1]', 'n1 n2')
+    self.set_run_result(_completed(stderr='Invalid hostlist: n[2-1]\n'))
+    self.assertResolverFails(
+        ValueError, r"SLURM_STEP_NODELIST='n\[2-1\]': .*goes down", **kwargs)
+
+  def testCheckWithoutScontrolIsRuntimeError(self):
+    kwargs = self.use_check('environment')
+    self.assertResolverFails(RuntimeError, r'scontrol is not installed',
+                             **kwargs)
+
+  def testEnvironmentCanChooseScontrol(self):
+    # Only scontrol can expand this unclosed bracket.
+    self.use_env(
+        _step_env('n[1-2', '1(x2)', 'n1 n2', 1,
+                  TF_SLURM_HOSTLIST_EXPANSION='scontrol'))
+    self.set_run_result(_completed(stdout='n1\nn2\n'))
+    resolver = SlurmClusterResolver(gpus_per_node=0)
+    self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
+    self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2'],
+                     self.run.call_args[0][0])
+
+  def testArgumentOverridesTheEnvironment(self):
+    self.use_env(
+        _step_env('n[1-2]', '1(x2)', 'n1 n2', 1,
+                  TF_SLURM_HOSTLIST_EXPANSION='scontrol'))
+    resolver = SlurmClusterResolver(gpus_per_node=0,
+                                    hostlist_expansion='builtin')
+    self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
+    self.run.assert_not_called()
+
+  @parameterized.named_parameters(('_unknown', 'shell'), ('_empty', ''),
+                                  ('_capitalized', 'Check'))
+  def testUnknownEnvironmentValueIsValueErrorNamingTheVariable(self, value):
+    self.use_env(
+        _step_env('n[1-2]', '1(x2)', 'n1 n2', 1,
+                  TF_SLURM_HOSTLIST_EXPANSION=value))
+    self.assertResolverFails(
+        ValueError, r'TF_SLURM_HOSTLIST_EXPANSION=%s: expected one of' %
+        re.escape(repr(value)))
+
+
+class ExplainCommandTest(_ResolverTestCase):
+  """`main()`: what the resolver reads and decides, without changing it."""
+
+  def explain(self, argv, environ=None):
+    """Runs the explain command; returns (exit status, stdout, stderr)."""
+    out = io.StringIO()
+    with mock.patch.object(sys, 'stderr', io.StringIO()) as err:
+      status = slurm_cluster_resolver.main(argv, environ=environ, out=out)
+    return status, out.getvalue(), err.getvalue()
+
+  def testListsTheVariablesItReads(self):
+    env = _cyclic_env(1, HOME='/root', SLURM_NNODES='2')
+    status, out, _ = self.explain([], env)
+    self.assertEqual(0, status)
+    for variable in ('SLURM_PROCID=1', 'SLURM_STEP_NODELIST=n[1-2]',
+                     'SLURM_STEP_TASKS_PER_NODE=4,1',
+                     'SLURM_DISTRIBUTION=cyclic', 'SLURMD_NODENAME=n2',
+                     'SLURM_NODEID=1', 'SLURM_LOCALID=0', 'SLURM_GTIDS=1'):
+      self.assertIn('\n  %s\n' % variable, out)
+    self.assertNotIn('HOME=', out)
+    self.assertNotIn('SLURM_NNODES=', out)
+
+  def testShowsTheNodesAndThisTasksRow(self):
+    status, out, _ = self.explain([], _cyclic_env(1))
+    self.assertEqual(0, status)
+    self.assertIn('\nNodes, as Slurm numbers them: n1 n2\n', out)
+    self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
+                     _explain_rows(out))
+
+  def testAllShowsEveryTaskOfTheStep(self):
+    status, out, _ = self.explain(['--all'], _cyclic_env(1))
+    self.assertEqual(0, status)
+    self.assertEqual({
+        0: ['n1', '0', 'worker:0', 'n1:8888', '-'],
+        1: ['n2', '0', 'worker:1', 'n2:8888', '-'],
+        2: ['n1', '1', 'worker:2', 'n1:8889', '-'],
+        3: ['n1', '2', 'worker:3', 'n1:8890', '-'],
+        4: ['n1', '3', 'worker:4', 'n1:8891', '-'],
+    }, _explain_rows(out))
+    marked = [line for line in out.splitlines() if '<- this task' in line]
+    self.assertLen(marked, 1)
+    self.assertEqual('1', marked[0].split()[0])
+
+  def testJobsOptionSplitsTheRanks(self):
+    status, out, _ = self.explain(['--all', '--jobs', 'chief=1,worker=4'],
+                                  _cyclic_env(1))
+    self.assertEqual(0, status)
+    self.assertIn('\nJobs: chief=1, worker=4\n', out)
+    rows = _explain_rows(out)
+    self.assertEqual(['chief:0', 'worker:0', 'worker:1', 'worker:2',
+                      'worker:3'], [rows[rank][2] for rank in range(5)])
+
+  def testHetJobsOptionMakesComponentsJobs(self):
+    status, out, _ = self.explain(['--het-jobs', 'ps,worker'], _het_gpu_env(2))
+    self.assertEqual(0, status)
+    self.assertIn('\nJobs: ps=1, worker=3\n', out)
+    self.assertIn('\n  SLURM_JOB_NODELIST_PACK_GROUP_1=n[2-3]\n', out)
+    self.assertEqual({2: ['n2', '1', 'worker:1', 'n2:8889', '1']},
+                     _explain_rows(out))
+
+  @parameterized.named_parameters(
+      ('_node_gpus_split', _step_env('n1', '2', 'n1 n1', 1,
+                                     CUDA_VISIBLE_DEVICES='0,1,2,3',
+                                     SLURM_GPUS_ON_NODE='4'), 1, '2,3'),
+      ('_gpus_bound_per_task', _het_gpu_env(2), 2, '1'),
+      ('_batch_script', _BATCH_ENV, 0, '0'),
+  )
+  def testThisTasksGpusAreTheOnesTheResolverSets(self, env, rank, gpus):
+    status, out, _ = self.explain([], env)
+    self.assertEqual(0, status)
+    self.assertEqual(gpus, _explain_rows(out)[rank][4])
+    self.use_env(env)
+    SlurmClusterResolver()
+    self.assertEqual(gpus, os.environ['CUDA_VISIBLE_DEVICES'])
+
+  @parameterized.named_parameters(
+      ('_node_gpus_even', _gres_env, '2(x2)', 'n1 n1 n2 n2'),
+      ('_node_gpus_uneven', _gres_env, '2,1', 'n1 n1 n2'),
+      ('_heterogeneous', lambda rank, *_: _het_gpu_env(rank), None,
+       'n1 n2 n2 n3'),
+  )
+  def testAllNeverContradictsAnotherTasksOwnGpus(self, make_env,
+                                                  tasks_per_node, rank_hosts):
+    # Every task's own row is right (see the test above); what one task says
+    # of another's GPUs must be that, or '-' where it cannot tell.
+    ranks = range(len(rank_hosts.split()))
+    views = []
+    for rank in ranks:
+      status, out, _ = self.explain(['--all'],
+                                    make_env(rank, tasks_per_node, rank_hosts))
+      self.assertEqual(0, status)
+      views.append(_explain_rows(out))
+    for viewer, other in itertools.permutations(ranks, 2):
+      with self.subTest(viewer=viewer, other=other):
+        self.assertIn(views[viewer][other][4], ('-', views[other][other][4]))
+
+  @parameterized.named_parameters(
+      ('_defaults', _cyclic_env(1), [], {}),
+      ('_jobs', _cyclic_env(1), ['--jobs', 'chief=1,worker=4'],
+       {'jobs': {'chief': 1, 'worker': 4}}),
+      ('_het_jobs', _het_gpu_env(2), ['--het-jobs', 'ps,worker'],
+       {'het_jobs': ['ps', 'worker']}),
+      ('_het_jobs_component_zero_on_later_node', _het_later_node_env(2),
+       ['--het-jobs', 'ps,worker'], {'het_jobs': ['ps', 'worker']}),
+      ('_reserved_ports', _cyclic_env(1, SLURM_STEP_RESV_PORTS='12000-12003'),
+       ['--port-base', 'reserved'], {'port_base': 'reserved'}),
+      ('_derived_ports', _cyclic_env(1), ['--port-base', 'derived'],
+       {'port_base': 'derived'}),
+      ('_port_9000', _cyclic_env(1), ['--port-base', '9000'],
+       {'port_base': 9000}),
+      ('_rpc_layer', _cyclic_env(1), ['--rpc-layer', 'grpc+verbs'],
+       {'rpc_layer': 'grpc+verbs'}),
+      ('_batch_script', _BATCH_ENV, [], {}),
+  )
+  def testTfConfigIsOneJsonLineAsTheResolverResolves(self, env, argv, kwargs):
+    status, out, _ = self.explain(['--tf-config'] + argv, env)
+    self.assertEqual(0, status)
+    self.assertEqual(1, out.count('\n'))
+    self.assertTrue(out.endswith('\n'))
+    self.use_env(env)
+    resolver = SlurmClusterResolver(auto_set_gpu=False, **kwargs)
+    self.assertEqual(
+        {
+            'cluster': resolver.cluster_spec().as_dict(),
+            'task': {'type': resolver.task_type, 'index': resolver.task_id},
+            'rpc_layer': resolver.rpc_layer,
+        }, json.loads(out))
+
+  @parameterized.named_parameters(
+      ('_het_jobs', _het_later_node_env(0), ['--het-jobs', 'ps,worker'],
+       {'het_jobs': ['ps', 'worker']}),
+      ('_reserved_ports', _cyclic_env(3, SLURM_STEP_RESV_PORTS='12000-12003'),
+       ['--port-base', 'reserved'], {'port_base': 'reserved'}),
+      ('_derived_ports', _cyclic_env(3), ['--port-base', 'derived'],
+       {'port_base': 'derived'}),
+      ('_port_9000', _cyclic_env(3), ['--port-base', '9000'],
+       {'port_base': 9000}),
+  )
+  def testAllRowsAreTheResolversTasks(self, env, argv, kwargs):
+    status, out, _ = self.explain(['--all'] + argv, env)
+    self.assertEqual(0, status)
+    self.use_env(env)
+    spec = SlurmClusterResolver(auto_set_gpu=False, **kwargs).cluster_spec()
+    tasks = {}
+    for _, _, task, address, _ in _explain_rows(out).values():
+      job, index = task.split(':')
+      tasks.setdefault(job, {})[int(index)] = address
+    self.assertEqual(spec.as_dict(), {
+        job: [addresses[index] for index in sorted(addresses)]
+        for job, addresses in tasks.items()
+    })
+
+  @parameterized.named_parameters(
+      ('_not_in_a_task', _SALLOC_ENV, [], {}),
+      ('_bad_variable', _cyclic_env(1, SLURM_DISTRIBUTION='spread'), [], {}),
+      ('_jobs_contradicting_slurm', _cyclic_env(1), ['--jobs', 'worker=3'],
+       {'jobs': {'worker': 3}}),
+      ('_bad_job_name', _cyclic_env(1), ['--jobs', 'my-job=5'],
+       {'jobs': {'my-job': 5}}),
+      ('_het_jobs_in_a_plain_step', _cyclic_env(1),
+       ['--het-jobs', 'ps,worker'], {'het_jobs': ['ps', 'worker']}),
+      ('_reserved_without_resv_ports', _cyclic_env(1),
+       ['--port-base', 'reserved'], {'port_base': 'reserved'}),
+      ('_unknown_hostlist_expansion',
+       _cyclic_env(1, TF_SLURM_HOSTLIST_EXPANSION='shell'), [], {}),
+  )
+  def testErrorIsExitStatus1WithTheLibrarysMessage(self, env, argv, kwargs):
+    status, out, err = self.explain(argv, env)
+    self.assertEqual(1, status)
+    self.assertEqual('', out)
+    self.use_env(env)
+    with self.assertRaises((RuntimeError, ValueError)) as raised:
+      SlurmClusterResolver(auto_set_gpu=False, **kwargs)
+    self.assertEqual('error: %s\n' % raised.exception, err)
+
+  @parameterized.named_parameters(
+      ('_node_gpus_to_split', _step_env('n1', '2', 'n1 n1', 1,
+                                        CUDA_VISIBLE_DEVICES='0,1,2,3',
+                                        SLURM_GPUS_ON_NODE='4'), ['--all']),
+      ('_gpus_to_count_with_nvidia_smi', _cyclic_env(1), ['--all']),
+      ('_tf_config', _cyclic_env(1), ['--tf-config']),
+      ('_het_jobs', _het_gpu_env(0), ['--all', '--het-jobs', 'ps,worker']),
+  )
+  def testNeverWritesTheEnvironmentNorRunsNvidiaSmi(self, env, argv):
+    self.use_env(env)
+    before = dict(os.environ)
+    status, _, _ = self.explain(argv)  # Reads os.environ.
+    self.assertEqual(0, status)
+    self.assertEqual(before, dict(os.environ))
+    self.run.assert_not_called()
+
+  @parameterized.named_parameters(
+      ('_environment', {'TF_SLURM_HOSTLIST_EXPANSION': 'check'}, []),
+      ('_option', {}, ['--hostlist-expansion', 'check']),
+  )
+  def testHostlistCheckRunsScontrol(self, more_env, argv):
+    self.set_run_result(_completed(stdout='n1\nn2\n'))
+    env = _step_env('n[1-2]', '1(x2)', 'n1 n2', 1, **more_env)
+    status, out, _ = self.explain(argv, env)
+    self.assertEqual(0, status)
+    self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
+                     _explain_rows(out))
+    self.run.assert_called_once()
+    self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'],
+                     self.run.call_args[0][0])
+
+  def testBadOptionIsAUsageError(self):
+    with mock.patch.object(sys, 'stderr', io.StringIO()) as err:
+      with self.assertRaises(SystemExit) as raised:
+        slurm_cluster_resolver.main(['--port-base', 'auto'],
+                                    environ=_cyclic_env(1), out=io.StringIO())
+    self.assertEqual(2, raised.exception.code)
+    self.assertIn('--port-base', err.getvalue())
+
+
+class ExplainCommandProcessTest(absltest.TestCase):
+  """`python -m <module>`: the explain command in a process of its own."""
+
+  def run_module(self, argv, env):
+    """Runs the module with `env` (and the overlay); returns the result."""
+    sitecustomize = os.path.join(_REPO_ROOT, 'sitecustomize.py')
+    self.assertTrue(os.path.isfile(sitecustomize), sitecustomize)
+    env = dict(env, PYTHONPATH=_REPO_ROOT, PYTHONDONTWRITEBYTECODE='1',
+               PATH=os.environ.get('PATH', os.defpath))
+    # -X importtime lists every module the process imports, on stderr.
+    return subprocess.run(
+        [sys.executable, '-X', 'importtime', '-m', _MODULE] + argv, env=env,
+        cwd=self.create_tempdir().full_path, capture_output=True, text=True,
+        timeout=300, check=False)
+
+  def testPrintsTfConfigWithoutImportingTensorFlow(self):
+    result = self.run_module(['--tf-config', '--het-jobs', 'ps,worker'],
+                             _het_gpu_env(2))
+    self.assertEqual(0, result.returncode, result.stderr)
+    self.assertEqual(
+        {
+            'cluster': {
+                'ps': ['n1:8888'],
+                'worker': ['n2:8888', 'n2:8889', 'n3:8888']
+            },
+            'task': {'type': 'worker', 'index': 1},
+            'rpc_layer': 'grpc',
+        }, json.loads(result.stdout))
+    imported = [
+        line.rsplit('|', 1)[1].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith('import time:')
+    ]
+    self.assertIn('absl.logging', imported)  # The module's own import.
+    tensorflow = [n for n in imported if n.split('.')[0] == 'tensorflow']
+    self.assertEqual(0, len(tensorflow), 'imported TensorFlow modules: '
+                     '%s...' % tensorflow[:5])
+
+  def testErrorIsExitStatus1WithTheMessageOnStderr(self):
+    result = self.run_module(['--port-base', 'reserved'], _cyclic_env(1))
+    self.assertEqual(1, result.returncode, result.stderr)
+    self.assertEqual('', result.stdout)
+    self.assertIn(
+        "\nerror: port_base='reserved' needs SLURM_STEP_RESV_PORTS; launch "
+        'the step with srun --resv-ports\n', '\n' + result.stderr)
 
 
 if __name__ == '__main__':
