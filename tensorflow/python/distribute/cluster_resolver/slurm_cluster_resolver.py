@@ -906,8 +906,10 @@ def _ports(step, port_base):
   if port_base == 'reserved':
     reserved = step.reserved_ports
     if reserved is None:
-      raise RuntimeError("port_base='reserved' needs SLURM_STEP_RESV_PORTS; "
-                         'launch the step with srun --resv-ports')
+      raise RuntimeError("port_base='reserved' needs SLURM_STEP_RESV_PORTS: "
+                         'launch the step with srun --resv-ports=N (Slurm '
+                         'reserves ports from MpiParams=ports=LO-HI in '
+                         'slurm.conf)')
     if len(reserved) < needed:
       raise RuntimeError(
           'SLURM_STEP_RESV_PORTS has %d ports %s, but the busiest node runs '
@@ -981,6 +983,8 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
     source = 'gpus_per_node'
     if gpus_per_node is None:
       gpus_per_node, source = count_node_gpus(), 'nvidia-smi --list-gpus'
+      if not gpus_per_node:
+        return 0, None  # No GPU anywhere: CUDA_VISIBLE_DEVICES stays as is.
     visible = tuple(str(i) for i in range(gpus_per_node))
   if gpus_per_node is None:
     gpus_per_node = len(visible)
@@ -1009,8 +1013,11 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
         'Requested more GPUs per node than available: %d tasks on the busiest '
         'node x %d GPUs per task (gpus_per_task) > %d GPUs per node (%s)' %
         (busiest, per_task, gpus_per_node, source))
-  if not visible:
-    return per_task, None
+  if gpus_per_node and not per_task:
+    logging.warning('This node has %d GPUs (%s) for %d tasks: this task gets '
+                    'none.', gpus_per_node, source, step.tasks_per_node[node])
+  if not visible and step.gpus.visible is not None:
+    return per_task, None  # Slurm's value already hides every GPU.
   start = step.local_indices[step.task_index] * per_task
   return per_task, visible[start:start + per_task]
 
@@ -1312,13 +1319,22 @@ class SlurmClusterResolver(ClusterResolver):
     `SLURM_HOSTFILE`, `SLURM_HET_SIZE` and `SLURM_JOB_NODELIST_HET_GROUP_<n>`
     (or the `PACK` names), `SLURMD_NODENAME`, `SLURM_NODEID`, `SLURM_LOCALID`,
     `SLURM_GTIDS`, `CUDA_VISIBLE_DEVICES`, `SLURM_STEP_GPUS`,
-    `SLURM_JOB_GPUS`, `SLURM_GPUS_ON_NODE`, `SLURMD_TRES_BIND`.
+    `SLURM_JOB_GPUS`, `SLURM_GPUS_ON_NODE`, `SLURMD_TRES_BIND`,
+    `SLURM_STEP_RESV_PORTS`, `SLURM_JOB_ID`, `SLURM_STEP_ID`,
+    `TF_SLURM_HOSTLIST_EXPANSION`. Besides `CUDA_VISIBLE_DEVICES`, the
+    resolver sets `TF_SLURM_RESOLVER_CUDA_VISIBLE_DEVICES` to remember
+    Slurm's value.
 
     Args:
       jobs: Dictionary with job names as key and number of tasks in the job as
         value. Defaults to as many 'worker's as there are tasks in the step.
         Tasks are handed to jobs in sorted job-name order.
-      port_base: The first port number to start with for processes on a node.
+      port_base: The first port number to start with for processes on a node;
+        a task's port is `port_base` plus its index among the step's tasks on
+        its node. 'reserved' takes the ports `srun --resv-ports=N` reserved
+        (`SLURM_STEP_RESV_PORTS`); 'derived' a block in [20000, 60000)
+        chosen from the job and step ids, the same in every task and after a
+        requeue.
       gpus_per_node: Number of GPUs available on each node. Defaults to the
         GPUs Slurm gave the node (`CUDA_VISIBLE_DEVICES`), else the number
         nvidia-smi reports, else 0.
@@ -1328,7 +1344,8 @@ class SlurmClusterResolver(ClusterResolver):
         the busiest node of the step.
       tasks_per_node: Number of tasks running on each node: an int, or a dict
         mapping host names to task counts. Defaults to Slurm's
-        `SLURM_STEP_TASKS_PER_NODE`; a value that contradicts it is an error.
+        `SLURM_STEP_TASKS_PER_NODE` (`SLURM_TASKS_PER_NODE` in a batch
+        script); a value that contradicts it is an error.
       auto_set_gpu: Set `CUDA_VISIBLE_DEVICES` to this task's GPUs.
       rpc_layer: The protocol TensorFlow uses to communicate between nodes.
       hostlist_expansion: 'builtin' to expand node lists in Python,

@@ -716,6 +716,21 @@ class GpuTest(_ResolverTestCase):
     self.assertEqual('1', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 1}, resolver.num_accelerators())
 
+  def testExplicitZeroGpusPerNodeHidesTheNodesGpus(self):
+    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    resolver = SlurmClusterResolver(gpus_per_node=0)
+    self.run.assert_not_called()
+    self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 0}, resolver.num_accelerators())
+
+  def testTaskLeftWithoutGpusIsWarnedAndSeesNone(self):
+    self.use_gpu_env('0,1', rank=2, tasks='4', rank_hosts='n1 n1 n1 n1')
+    with self.assertLogs(level='WARNING') as logs:
+      resolver = SlurmClusterResolver()
+    self.assertIn('this task gets none', '\n'.join(logs.output))
+    self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 0}, resolver.num_accelerators())
+
   @parameterized.named_parameters(
       ('_slurm_22_05', {'SLURM_GPUS_ON_NODE': '4'}),
       ('_without_gpus_on_node', {}))
@@ -1919,8 +1934,8 @@ class ExplainCommandProcessTest(absltest.TestCase):
     self.assertEqual(1, result.returncode, result.stderr)
     self.assertEqual('', result.stdout)
     self.assertIn(
-        "\nerror: port_base='reserved' needs SLURM_STEP_RESV_PORTS; launch "
-        'the step with srun --resv-ports\n', '\n' + result.stderr)
+        "\nerror: port_base='reserved' needs SLURM_STEP_RESV_PORTS: launch "
+        'the step with srun --resv-ports=N', '\n' + result.stderr)
 
 
 if __name__ == '__main__':
