@@ -22,10 +22,10 @@ train.py` would, and the tasks must agree with each other and with Slurm.
 
 import os
 import subprocess
+from unittest import mock
 
 from absl.testing import absltest
 from absl.testing import parameterized
-import mock
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 

@@ -26,10 +26,10 @@ import os
 import re
 import subprocess
 import sys
+from unittest import mock
 
 from absl.testing import absltest
 from absl.testing import parameterized
-import mock
 import tensorflow as tf
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
