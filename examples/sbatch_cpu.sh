@@ -1,0 +1,24 @@
+#!/bin/bash
+# Multi-worker CPU training on a real Slurm cluster (no GPUs): 3 nodes x 2
+# tasks, one TensorFlow worker (MultiWorkerMirroredStrategy) per task, found
+# by SlurmClusterResolver() alone: worker i is Slurm rank i, at <node>:8888
+# or <node>:8889. Submit from the repository root:
+#   sbatch examples/sbatch_cpu.sh [train_mwms.py options, e.g. --epochs 5]
+# PYTHON: a Python with TensorFlow [python3]. The repository root goes on
+# PYTHONPATH so that pip TensorFlow uses this repository's resolver. Adapt
+# partition, account and time; the integration tests run this script on the
+# Slurm lab (tests/integration/mwms_training_test.py).
+#SBATCH --job-name=tf-mwms-cpu
+#SBATCH --nodes=3
+#SBATCH --ntasks-per-node=2
+#SBATCH --cpus-per-task=2
+#SBATCH --time=00:30:00
+#SBATCH --output=tf-mwms-cpu-%j.out
+set -euo pipefail
+
+repo="${TF_SLURM_REPO:-${SLURM_SUBMIT_DIR:-$PWD}}"
+export PYTHONPATH="${repo}${PYTHONPATH:+:${PYTHONPATH}}"
+echo "job ${SLURM_JOB_ID}: nodes ${SLURM_JOB_NODELIST}, tasks per node" \
+     "${SLURM_TASKS_PER_NODE}"
+# One step over the whole allocation; each task finds its role.
+srun --kill-on-bad-exit=1 "${PYTHON:-python3}" "${repo}/examples/train_mwms.py" "$@"
