@@ -67,6 +67,8 @@ step "srun --gpus-per-task=1 -n2 env | grep CUDA" 'CUDA_VISIBLE_DEVICES=1' \
     sh -c 'srun --gpus-per-task=1 -n2 -l env | grep CUDA | sort'
 step "srun -N2 --ntasks-per-node=2 --gpus-per-node=4 --gpu-bind=single:1" '^3: n10 4 1$' \
     sh -c 'srun -N2 --ntasks-per-node=2 --gpus-per-node=4 --gpu-bind=single:1 -l sh -c "echo \$(hostname) \$SLURM_GPUS_ON_NODE \$CUDA_VISIBLE_DEVICES" | sort -n'
+step "srun --resv-ports=2 (MpiParams=ports=12000-12999)" '^SLURM_STEP_RESV_PORTS=12[0-9]{3}-12[0-9]{3}$' \
+    srun -N1 -n1 --resv-ports=2 sh -c 'echo SLURM_STEP_RESV_PORTS=$SLURM_STEP_RESV_PORTS'
 step "het step srun -n1 : -n2 hostname" '^2: ' sh -c 'srun -l -n1 : -n2 hostname | sort -n'
 step "het step with the mixed partition" 'rack1-node01' \
     sh -c 'srun -l -N1 -n1 : -p mixed -w rack1-node01,c10 -N2 -n2 sh -c "echo \$(hostname) \$SLURM_HET_SIZE \$SLURM_STEP_NODELIST" | sort -n'

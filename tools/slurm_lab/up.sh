@@ -78,7 +78,8 @@ done
 [ ${#NODES[@]} -le 240 ] || die "at most 240 nodes fit the /24"
 addr_of() { local i; [ "$1" = ctl ] && { echo "$NET.1"; return; }
             for i in "${!NODES[@]}"; do [ "${NODES[$i]}" = "$1" ] && { echo "$NET.$((11 + i))"; return; }; done; }
-SETTINGS="nodes=$NODESPEC net=$NET ns=$NSP"
+RESV_PORTS=12000-12999  # MpiParams=ports: what srun --resv-ports=N reserves from
+SETTINGS="nodes=$NODESPEC net=$NET ns=$NSP resv_ports=$RESV_PORTS"
 
 # ------------------------------------------------------------------ packages
 # apt-get, retried while another apt/dpkg holds the lock (at most ~5 min of waiting)
@@ -237,6 +238,8 @@ SchedulerParameters=bf_interval=1
 # declared CPUs may exceed this machine's
 SlurmdParameters=config_overrides
 MpiDefault=none
+# srun --resv-ports=N reserves N ports per node from here (SLURM_STEP_RESV_PORTS)
+MpiParams=ports=$RESV_PORTS
 ReturnToService=2
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none

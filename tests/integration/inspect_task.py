@@ -1,0 +1,177 @@
+# Copyright 2026 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""One task of a real Slurm step: the explain command, hostlist modes, ports.
+
+  srun ... python inspect_task.py --out DIR
+
+Every task writes DIR/<SLURM_PROCID>.json with, in this order:
+
+- `explain`: the explain command run as a user would, in a child Python
+  (`python -m tensorflow.python.distribute.cluster_resolver.
+  slurm_cluster_resolver`), with `--tf-config` and with `--all`: exit status,
+  output and wall time of each call;
+- `explain_in_process`: the same command through the module's `main()` in
+  this process, with `CUDA_VISIBLE_DEVICES` and the resolver's own
+  `TF_SLURM_*` note before and after (the command must not change them);
+- `resolved`: `SlurmClusterResolver()` with default arguments (so the
+  hostlist expansion comes from TF_SLURM_HOSTLIST_EXPANSION, if the step
+  sets it): cluster, role, master, GPUs, and `CUDA_VISIBLE_DEVICES` after;
+- `expansions`: the cluster with hostlist_expansion 'builtin', 'scontrol' and
+  'check' (auto_set_gpu=False), and what 'check' does without scontrol on
+  PATH (it must fail: proof that it really asks scontrol), and what the
+  default does without scontrol (fails only if the variable says 'check' or
+  'scontrol');
+- `reserved`: what port_base='reserved' does (an error if Slurm reserved no
+  ports: `srun --resv-ports=0`, or no `MpiParams=ports` in slurm.conf);
+- `explain_after`: `--tf-config` again, in a child started after the
+  resolver changed this process's `CUDA_VISIBLE_DEVICES`.
+
+Only the standard library and the resolver module are imported (the module
+loads TensorFlow's core: a few s of CPU per task). The exit status is 0 unless
+the task could not run at all; the test judges the report.
+"""
+
+import argparse
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import traceback
+
+EXPLAIN_MODULE = ('tensorflow.python.distribute.cluster_resolver.'
+                  'slurm_cluster_resolver')
+SAVED_CVD_VAR = 'TF_SLURM_RESOLVER_CUDA_VISIBLE_DEVICES'
+
+
+def run_explain(args, timeout=60):
+  """Runs the explain command in a child Python; returns what it did."""
+  started = time.monotonic()
+  try:
+    proc = subprocess.run(
+        [sys.executable, '-m', EXPLAIN_MODULE] + list(args),
+        capture_output=True, text=True, timeout=timeout, check=False)
+    status, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+  except subprocess.TimeoutExpired:
+    status, stdout, stderr = None, '', 'timed out after %s s' % timeout
+  return {'status': status, 'stdout': stdout, 'stderr': stderr[-4000:],
+          'seconds': time.monotonic() - started}
+
+
+def _gpu_env():
+  return {name: os.environ.get(name)
+          for name in ('CUDA_VISIBLE_DEVICES', SAVED_CVD_VAR)}
+
+
+def _error(exception):
+  return {'type': type(exception).__name__, 'message': str(exception)}
+
+
+def main(argv):
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--out', required=True)
+  args = parser.parse_args(argv[1:])
+  env = os.environ
+  report = {
+      'procid': env.get('SLURM_PROCID'),
+      'nodename': env.get('SLURMD_NODENAME'),
+      'localid': env.get('SLURM_LOCALID'),
+      'hostname': socket.gethostname(),
+      'step_nodelist': env.get('SLURM_STEP_NODELIST'),
+      'resv_ports': env.get('SLURM_STEP_RESV_PORTS'),
+      'hostlist_expansion_var': env.get('TF_SLURM_HOSTLIST_EXPANSION'),
+      'cvd_before': env.get('CUDA_VISIBLE_DEVICES'),
+      'explain': {
+          'tf_config': run_explain(['--tf-config']),
+          'all': run_explain(['--all']),
+      },
+  }
+  try:
+    # pylint: disable=g-import-not-at-top
+    from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver as scr
+    report['module_file'] = scr.__file__
+
+    # The explain command in this process: prints, changes no variable.
+    before = _gpu_env()
+    out = io.StringIO()
+    started = time.monotonic()
+    status = scr.main(['--all'], out=out)
+    report['explain_in_process'] = {
+        'status': status, 'stdout': out.getvalue(),
+        'seconds': time.monotonic() - started,
+        'env_before': before, 'env_after': _gpu_env()}
+
+    started = time.monotonic()
+    resolver = scr.SlurmClusterResolver()
+    report['resolved'] = {
+        'seconds': time.monotonic() - started,
+        'task_type': resolver.task_type,
+        'task_id': resolver.task_id,
+        'cluster': resolver.cluster_spec().as_dict(),
+        'master': resolver.master(),
+        'rpc_layer': resolver.rpc_layer,
+        'num_accelerators': resolver.num_accelerators(),
+        'env_after': _gpu_env(),
+    }
+
+    expansions = {}
+    for mode in ('builtin', 'scontrol', 'check'):
+      started = time.monotonic()
+      try:
+        expansions[mode] = {'cluster': scr.SlurmClusterResolver(
+            auto_set_gpu=False,
+            hostlist_expansion=mode).cluster_spec().as_dict()}
+      except Exception as e:  # pylint: disable=broad-except
+        expansions[mode] = {'error': _error(e)}
+      expansions[mode]['seconds'] = time.monotonic() - started
+    # Without scontrol on PATH: 'check' must fail (it really runs scontrol);
+    # the default (None) fails exactly when TF_SLURM_HOSTLIST_EXPANSION names
+    # a mode that runs scontrol.
+    path = env.get('PATH', '')
+    env['PATH'] = '/nonexistent'
+    try:
+      for name, mode in (('check_without_scontrol', 'check'),
+                         ('default_without_scontrol', None)):
+        try:
+          scr.SlurmClusterResolver(auto_set_gpu=False, hostlist_expansion=mode)
+          expansions[name] = {'error': None}
+        except Exception as e:  # pylint: disable=broad-except
+          expansions[name] = {'error': _error(e)}
+    finally:
+      env['PATH'] = path
+    report['expansions'] = expansions
+
+    try:
+      reserved = scr.SlurmClusterResolver(auto_set_gpu=False,
+                                          port_base='reserved')
+      report['reserved'] = {'cluster': reserved.cluster_spec().as_dict()}
+    except Exception as e:  # pylint: disable=broad-except
+      report['reserved'] = {'error': _error(e)}
+  except Exception:  # pylint: disable=broad-except
+    report['error'] = traceback.format_exc()
+  report['explain_after'] = run_explain(['--tf-config'])
+  text = json.dumps(report, sort_keys=True)
+  os.makedirs(args.out, exist_ok=True)
+  name = os.path.join(args.out, '%s.json' % report['procid'])
+  with open(name + '.tmp', 'w') as f:
+    f.write(text + '\n')
+  os.replace(name + '.tmp', name)
+  return 1 if 'error' in report else 0
+
+
+if __name__ == '__main__':
+  sys.exit(main(sys.argv))
