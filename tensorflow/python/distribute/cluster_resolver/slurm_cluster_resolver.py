@@ -33,6 +33,7 @@ outside world (environment, files, subprocesses); everything else is pure.
 """
 
 import argparse
+import bisect
 import collections
 import dataclasses
 import functools
@@ -55,10 +56,17 @@ MAX_RANGE = 64 * 1024
 # anything is allocated.
 MAX_HOSTS = 1024 * 1024
 
-_HOSTLIST_SEPARATORS = frozenset(' \t\n,')
+_BRACKET_RE = re.compile(r'[\[\]]')
+# An item of a hostlist whose brackets are balanced: text up to a separator
+# (a comma or whitespace), with bracket groups that may hold separators.
+_HOSTLIST_ITEM_RE = re.compile(r'(?:[^,\s\[\]]|\[[^\]]*\])+')
 _RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
 # Slurm reads range bounds as unsigned 64-bit numbers.
 _MAX_RANGE_BOUND = 2**64 - 1
+# `_numbered_names` writes a number as a head and one of these tails.
+_TAIL_DIGITS = 3
+_TAIL_BLOCK = 10**_TAIL_DIGITS
+_TAILS = tuple('%0*d' % (_TAIL_DIGITS, tail) for tail in range(_TAIL_BLOCK))
 _TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
 _JOB_NAME_RE = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
 _NO_GPUS = ('', 'NoDevFiles')
@@ -81,27 +89,21 @@ _SAVED_CVD_VAR = 'TF_SLURM_RESOLVER_CUDA_VISIBLE_DEVICES'
 
 def _split_hostlist(hostlist):
   """Splits a hostlist at separators outside brackets; drops empty items."""
-  items = []
-  start = 0
   depth = 0
-  for i, char in enumerate(hostlist):
-    if char == '[':
+  for bracket in _BRACKET_RE.finditer(hostlist):
+    if bracket.group() == '[':
       if depth:
         raise ValueError('Invalid hostlist %r: nested "[" at position %d' %
-                         (hostlist, i))
+                         (hostlist, bracket.start()))
       depth = 1
-    elif char == ']':
+    else:
       if not depth:
         raise ValueError('Invalid hostlist %r: "]" without "[" at position %d'
-                         % (hostlist, i))
+                         % (hostlist, bracket.start()))
       depth = 0
-    elif char in _HOSTLIST_SEPARATORS and not depth:
-      items.append(hostlist[start:i])
-      start = i + 1
   if depth:
     raise ValueError('Invalid hostlist %r: "[" without "]"' % hostlist)
-  items.append(hostlist[start:])
-  return [item for item in items if item]
+  return _HOSTLIST_ITEM_RE.findall(hostlist)
 
 
 def _parse_ranges(hostlist, body):
@@ -173,12 +175,41 @@ def _pattern_size(hostlist, groups):
   return size
 
 
+def _numbered_names(prefix, lo, hi, width, suffix=''):
+  """Returns `prefix + '%0*d' % (width, n) + suffix` for n from lo to hi.
+
+  A number is written as its head `n // 1000`, zero-padded to `width - 3`,
+  and a three-digit tail from `_TAILS`: a whole block of 1,000 names then
+  costs one head and a concatenation per name, not a number formatting per
+  name (the most names a hostlist expands to go through here). Numbers below
+  1000 are formatted one by one unless `width` pads them beyond three digits.
+
+  Args:
+    prefix: The text before the number.
+    lo: The first number.
+    hi: The last number.
+    width: The width to zero-pad numbers to.
+    suffix: The text after the number.
+  """
+  formatted_end = _TAIL_BLOCK if width <= _TAIL_DIGITS else 0
+  names = ['%s%0*d%s' % (prefix, width, number, suffix)
+           for number in range(lo, min(hi + 1, formatted_end))]
+  for head in range(max(lo, formatted_end) // _TAIL_BLOCK,
+                    hi // _TAIL_BLOCK + 1):
+    start = head * _TAIL_BLOCK
+    tails = _TAILS[max(lo - start, 0):min(hi - start, _TAIL_BLOCK - 1) + 1]
+    if suffix:
+      tails = [tail + suffix for tail in tails]
+    head_text = '%s%0*d' % (prefix, max(width - _TAIL_DIGITS, 0), head)
+    names += [head_text + tail for tail in tails]
+  return names
+
+
 def _group_values(group):
-  return [
-      '%0*d' % (width, number)
-      for lo, hi, width in group
-      for number in range(lo, hi + 1)
-  ]
+  values = []
+  for lo, hi, width in group:
+    values += _numbered_names('', lo, hi, width)
+  return values
 
 
 def _expand_pattern(texts, groups):
@@ -197,10 +228,13 @@ def _expand_pattern(texts, groups):
   """
   if not groups:
     return [texts[0]]
-  values = [_group_values(group) for group in groups]
   if len(groups) == 1:
     prefix, suffix = texts
-    return [prefix + value + suffix for value in values[0]]
+    names = []
+    for lo, hi, width in groups[0]:
+      names += _numbered_names(prefix, lo, hi, width, suffix)
+    return names
+  values = [_group_values(group) for group in groups]
   order = list(range(len(groups) - 2, -1, -1)) + [len(groups) - 1]
   names = []
   for combination in itertools.product(*(values[i] for i in order)):
@@ -238,18 +272,25 @@ def expand_hostlist(hostlist):
   """
   if not isinstance(hostlist, str):
     raise ValueError('Invalid hostlist %r: expected a string' % (hostlist,))
+  items = _split_hostlist(hostlist)
+  # An item without brackets is a name as it stands (None here): a long list
+  # of names then costs no parsed object per name.
   patterns = [
-      _parse_host_pattern(hostlist, item) for item in _split_hostlist(hostlist)
+      _parse_host_pattern(hostlist, item) if '[' in item else None
+      for item in items
   ]
   total = 0
-  for _, groups in patterns:
-    total += _pattern_size(hostlist, groups)
+  for pattern in patterns:
+    total += 1 if pattern is None else _pattern_size(hostlist, pattern[1])
     if total > MAX_HOSTS:
       raise ValueError('Invalid hostlist %r: expands to more than %d hosts' %
                        (hostlist, MAX_HOSTS))
   hosts = []
-  for texts, groups in patterns:
-    hosts.extend(_expand_pattern(texts, groups))
+  for item, pattern in zip(items, patterns):
+    if pattern is None:
+      hosts.append(item)
+    else:
+      hosts.extend(_expand_pattern(*pattern))
   return hosts
 
 
@@ -290,7 +331,10 @@ def expand_tasks_per_node(tasks_per_node):
       raise ValueError('Invalid tasks-per-node list %r: more than %d entries' %
                        (tasks_per_node, MAX_HOSTS))
     parsed.append((int(match.group(1)), repeat))
-  return [count for count, repeat in parsed for _ in range(repeat)]
+  counts = []
+  for count, repeat in parsed:
+    counts += [count] * repeat
+  return counts
 
 
 def _expand_hostlist_with_scontrol(hostlist, timeout=_SUBPROCESS_TIMEOUT_SECS):
@@ -341,17 +385,46 @@ class _SlurmGpus:
 
 
 @dataclasses.dataclass(frozen=True)
+class _Runs:
+  """The tasks of a Slurm step, by rank, as runs of consecutive ranks.
+
+  Run i is the ranks `firsts[i]` to `firsts[i] + counts[i] - 1`, all on node
+  `nodes[i]` (an index into the step's nodes), where they are the tasks of
+  local indices `starts[i]` to `starts[i] + counts[i] - 1`; a task's local
+  index is its index among the step's tasks on its node, in rank order. The
+  block distribution has one run per node, cyclic one per task: the work on
+  a block step grows with its nodes, not with its tasks. The runs are kept
+  as columns, so that a step of many nodes needs no object per node.
+  """
+  firsts: Sequence[int]
+  nodes: Sequence[int]
+  starts: Sequence[int]
+  counts: Sequence[int]
+
+  @classmethod
+  def from_rows(cls, rows):
+    """Makes the runs from (first, node, start, count) rows in rank order."""
+    columns = tuple(zip(*rows))
+    return cls(*columns) if columns else cls((), (), (), ())
+
+  def __iter__(self):
+    """Yields (first, node, start, count) for every run, in rank order."""
+    return zip(self.firsts, self.nodes, self.starts, self.counts)
+
+
+@dataclasses.dataclass(frozen=True)
 class _SlurmStep:
   """Where every task of a Slurm step runs, and what this task may use.
 
   Attributes:
     nodes: The step's node names, in the order Slurm numbers them
       (`SLURM_NODEID`).
-    task_nodes: For every task of the step, by Slurm rank (`SLURM_PROCID`),
-      the index into `nodes` of the node it runs on.
+    tasks_per_node: The number of tasks on each of `nodes`.
+    runs: Where every task of the step runs, by Slurm rank (`SLURM_PROCID`),
+      as `_Runs`.
     task_index: This process's rank.
     gpus: What Slurm says of this task's GPUs (`_SlurmGpus`).
-    task_components: For every task, its heterogeneous job component
+    node_components: For every node, its heterogeneous job component
       (`srun A : B`), or None if the step is not heterogeneous.
     counts_source: Where the tasks per node came from, for error messages.
     reserved_ports: The ports Slurm reserved for the step on every node
@@ -359,38 +432,61 @@ class _SlurmStep:
     job_step: (`SLURM_JOB_ID`, `SLURM_STEP_ID`) as ints, 0 where unset.
   """
   nodes: Tuple[str, ...]
-  task_nodes: Tuple[int, ...]
+  tasks_per_node: Tuple[int, ...]
+  runs: _Runs
   task_index: int
   gpus: '_SlurmGpus' = None
-  task_components: Optional[Tuple[int, ...]] = None
+  node_components: Optional[Tuple[int, ...]] = None
   counts_source: str = ''
   reserved_ports: Optional[Tuple[int, ...]] = None
   job_step: Tuple[int, int] = (0, 0)
 
   @property
   def num_tasks(self):
-    return len(self.task_nodes)
+    return sum(self.tasks_per_node)
 
   @property
   def heterogeneous(self):
-    return self.task_components is not None
+    return self.node_components is not None
+
+  def place(self, rank):
+    """Returns (node index, local index) of the task of rank `rank`."""
+    runs = self.runs
+    run = bisect.bisect_right(runs.firsts, rank) - 1
+    return runs.nodes[run], runs.starts[run] + rank - runs.firsts[run]
+
+  def node_ranks(self, node):
+    """Returns the ranks of the tasks on node index `node`, in order."""
+    return [
+        rank for first, run_node, _, count in self.runs if run_node == node
+        for rank in range(first, first + count)
+    ]
 
   @functools.cached_property
-  def tasks_per_node(self):
-    counts = [0] * len(self.nodes)
-    for node in self.task_nodes:
-      counts[node] += 1
-    return counts
+  def task_nodes(self):
+    """For every task, by rank, the index into `nodes` of its node."""
+    return [node for _, node, _, count in self.runs for _ in range(count)]
 
   @functools.cached_property
   def local_indices(self):
-    """Each task's index among the step's tasks on its node, in task order."""
-    seen = [0] * len(self.nodes)
-    indices = []
-    for node in self.task_nodes:
-      indices.append(seen[node])
-      seen[node] += 1
-    return indices
+    """Each task's index among the step's tasks on its node, by rank."""
+    return [
+        index for _, _, local, count in self.runs
+        for index in range(local, local + count)
+    ]
+
+
+def _runs(task_nodes, num_nodes):
+  """Returns the `_Runs` of the node index of every rank."""
+  rows = []
+  seen = [0] * num_nodes
+  first = 0
+  for node, ranks in itertools.groupby(task_nodes):
+    count = sum(1 for _ in ranks)
+    rows.append((first, node, seen[node], count))
+    seen[node] += count
+    first += count
+  return _Runs.from_rows(rows)
 
 
 def _deal(counts, chunk):
@@ -404,22 +500,26 @@ def _deal(counts, chunk):
     chunk: How many consecutive ranks a node takes per turn.
 
   Returns:
-    The node index of every rank.
+    The `_Runs` of the step: a run per turn of a node.
   """
   left = list(counts)
   active = [node for node, count in enumerate(counts) if count]
-  task_nodes = []
+  rows = []
+  first = 0
   while active:
     for node in active:
       take = min(chunk, left[node])
-      task_nodes.extend([node] * take)
+      rows.append((first, node, counts[node] - left[node], take))
+      first += take
       left[node] -= take
     active = [node for node in active if left[node]]
-  return task_nodes
+  return _Runs.from_rows(rows)
 
 
 def _block(counts):
-  return [node for node, count in enumerate(counts) for _ in range(count)]
+  """Returns the `_Runs` of the block distribution: one run per node."""
+  firsts = tuple(itertools.accumulate(counts, initial=0))[:-1]
+  return _Runs(firsts, range(len(counts)), (0,) * len(counts), tuple(counts))
 
 
 def _parse_distribution(distribution, plane_size):
@@ -457,7 +557,7 @@ def _positive_int(name, value, minimum=1):
   return int(text)
 
 
-def _hostfile_task_nodes(path, nodes, counts, expand):
+def _hostfile_runs(path, nodes, counts, expand):
   """Reads the arbitrary distribution's host of each rank from SLURM_HOSTFILE.
 
   Args:
@@ -468,7 +568,7 @@ def _hostfile_task_nodes(path, nodes, counts, expand):
     expand: The hostlist expander.
 
   Returns:
-    The node index of every rank.
+    The `_Runs` of the step.
 
   Raises:
     RuntimeError: If the file cannot be read (tasks that could not read it
@@ -495,12 +595,13 @@ def _hostfile_task_nodes(path, nodes, counts, expand):
     raise RuntimeError('SLURM_HOSTFILE=%r names hosts %s that are not in the '
                        'step node list %s' % (path, unknown, list(nodes)))
   task_nodes = [index[name] for name in names]
-  if collections.Counter(task_nodes) != collections.Counter(_block(counts)):
+  if collections.Counter(task_nodes) != collections.Counter(
+      dict(enumerate(counts))):
     raise RuntimeError(
         'SLURM_HOSTFILE=%r puts %d ranks on nodes %s, but Slurm says the '
         'step runs %s tasks on them' %
         (path, len(names), list(nodes), counts))
-  return task_nodes
+  return _runs(task_nodes, len(nodes))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -577,17 +678,15 @@ def _layout(environ, nodes, counts, expand, is_batch):
   """Orders the nodes as Slurm numbers them and places every rank on one.
 
   Returns:
-    (nodes, counts, the node index of every rank, the heterogeneous
-    component of every rank or None).
+    (nodes, counts, the `_Runs` of the step, the heterogeneous component of
+    every node or None).
   """
   components = None if is_batch else _het_components(environ, nodes, expand)
   if components is not None:
     order = sorted(range(len(nodes)), key=components.__getitem__)
     nodes = tuple(nodes[i] for i in order)
     counts = [counts[i] for i in order]
-    task_nodes = _block(counts)
-    return nodes, counts, task_nodes, tuple(
-        components[order[node]] for node in task_nodes)
+    return nodes, counts, _block(counts), tuple(components[i] for i in order)
   kind, chunk = _parse_distribution(
       environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
   if kind == 'block':
@@ -596,8 +695,7 @@ def _layout(environ, nodes, counts, expand, is_batch):
     return nodes, counts, _deal(counts, chunk), None
   hostfile = _require(environ, 'SLURM_HOSTFILE',
                       ' SLURM_DISTRIBUTION=arbitrary needs it.')
-  return nodes, counts, _hostfile_task_nodes(hostfile, nodes, counts,
-                                             expand), None
+  return nodes, counts, _hostfile_runs(hostfile, nodes, counts, expand), None
 
 
 def _parse_variable(name, value, parse, where=''):
@@ -637,10 +735,13 @@ def _node_counts(environ, variables, tasks_per_node, expand):
     counts = [tasks_per_node[node] for node in nodes]
   else:
     counts = [tasks_per_node] * len(nodes)
-  for node, count in zip(nodes, counts):
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-      raise ValueError('%s: node %r has %r tasks; expected an integer >= 1' %
-                       (source, node, count))
+  # Slurm's counts are ints (expand_tasks_per_node): a node-by-node search is
+  # needed only for a user's override or a count below 1.
+  if tasks_per_node is not None or min(counts, default=1) < 1:
+    for node, count in zip(nodes, counts):
+      if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError('%s: node %r has %r tasks; expected an integer >= 1'
+                         % (source, node, count))
   if len(counts) != len(nodes):
     raise ValueError(
         '%s=%r has %d entries but %s=%r has %d nodes; expected one entry per '
@@ -660,15 +761,14 @@ def _check_against_task(environ, step, is_batch):
   Raises:
     RuntimeError: Showing both sides, on any difference.
   """
-  node = step.task_nodes[step.task_index]
-  tasks_here = [t for t, n in enumerate(step.task_nodes) if n == node]
+  node, local = step.place(step.task_index)
   derived = {
       'SLURMD_NODENAME': step.nodes[node],
       'SLURM_NODEID': str(node),
-      'SLURM_LOCALID': str(tasks_here.index(step.task_index)),
+      'SLURM_LOCALID': str(local),
   }
   if not is_batch:  # A batch script's SLURM_GTIDS is 0, whatever the job.
-    derived['SLURM_GTIDS'] = ','.join(map(str, tasks_here))
+    derived['SLURM_GTIDS'] = ','.join(map(str, step.node_ranks(node)))
   mismatches = [
       '%s: Slurm says %r, derived %r' % (name, environ[name], value)
       for name, value in derived.items()
@@ -680,7 +780,7 @@ def _check_against_task(environ, step, is_batch):
         'this task (task %d of %d on nodes %s, tasks per node %s, '
         'SLURM_DISTRIBUTION=%r): %s' %
         (step.task_index, step.num_tasks, list(step.nodes),
-         step.tasks_per_node, environ.get('SLURM_DISTRIBUTION'),
+         list(step.tasks_per_node), environ.get('SLURM_DISTRIBUTION'),
          '; '.join(mismatches)))
 
 
@@ -771,22 +871,23 @@ def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
   if len(set(nodes)) != len(nodes):
     raise ValueError('%s=%r names a node twice' %
                      (variables.nodelist_var, environ[variables.nodelist_var]))
-  nodes, counts, task_nodes, task_components = _layout(
-      environ, nodes, counts, expand, variables.is_batch)
+  nodes, counts, runs, node_components = _layout(environ, nodes, counts,
+                                                 expand, variables.is_batch)
   rank = _positive_int('SLURM_PROCID', environ['SLURM_PROCID'], minimum=0)
-  if rank >= len(task_nodes):
+  if rank >= sum(counts):
     raise RuntimeError('SLURM_PROCID=%d but the step has only %d tasks (%s)' %
-                       (rank, len(task_nodes), counts_source))
+                       (rank, sum(counts), counts_source))
   reserved_ports = environ.get('SLURM_STEP_RESV_PORTS')
   if reserved_ports is not None:
     reserved_ports = _parse_variable('SLURM_STEP_RESV_PORTS', reserved_ports,
                                      _parse_ports)
   step = _SlurmStep(
       nodes=tuple(nodes),
-      task_nodes=tuple(task_nodes),
+      tasks_per_node=tuple(counts),
+      runs=runs,
       task_index=rank,
       gpus=_read_gpus(environ),
-      task_components=task_components,
+      node_components=node_components,
       counts_source=counts_source,
       reserved_ports=reserved_ports,
       job_step=tuple(
@@ -844,11 +945,16 @@ def _check_jobs(jobs):
 
 
 def _task_jobs(step, jobs, het_jobs):
-  """Returns the job name of every task of the step, by rank.
+  """Returns the job of every task of the step, by rank, as runs.
 
   Without `het_jobs`, ranks go to jobs in sorted job-name order, as
   TensorFlow always did. With it, every task of heterogeneous component c
   belongs to job `het_jobs[c]`.
+
+  Returns:
+    (job name, number of consecutive ranks in it) pairs, in rank order, each
+    of another job than the one before; no number is 0. A job has one run, or
+    in a heterogeneous step at most one per component.
 
   Raises:
     RuntimeError: If `jobs` asks for other task counts than Slurm assigned.
@@ -863,7 +969,7 @@ def _task_jobs(step, jobs, het_jobs):
           'Requested %d tasks (jobs=%r) but Slurm assigned %d tasks to this '
           'step (%s)' % (sum(jobs.values()), dict(jobs), step.num_tasks,
                          step.counts_source))
-    return [name for name in sorted(jobs) for _ in range(jobs[name])]
+    return [(name, jobs[name]) for name in sorted(jobs) if jobs[name]]
   if isinstance(het_jobs, str) or not isinstance(het_jobs, Sequence):
     raise ValueError('het_jobs=%r: expected a list of job names, one per '
                      'heterogeneous component' % (het_jobs,))
@@ -872,22 +978,32 @@ def _task_jobs(step, jobs, het_jobs):
   if not step.heterogeneous:
     raise RuntimeError('het_jobs=%r needs a heterogeneous step (srun A : B); '
                        'SLURM_HET_SIZE is not set' % (list(het_jobs),))
-  if max(step.task_components) >= len(het_jobs):
+  if max(step.node_components) >= len(het_jobs):
     raise ValueError('het_jobs=%r names %d components, but the step has tasks '
                      'of component %d' % (list(het_jobs), len(het_jobs),
-                                          max(step.task_components)))
-  names = [het_jobs[component] for component in step.task_components]
-  from_slurm = dict(collections.Counter(names))
+                                          max(step.node_components)))
+  job_runs = []
+  for _, node, _, count in step.runs:
+    name = het_jobs[step.node_components[node]]
+    if job_runs and job_runs[-1][0] == name:
+      count += job_runs.pop()[1]
+    job_runs.append((name, count))
+  from_slurm = {}
+  for name, count in job_runs:
+    from_slurm[name] = from_slurm.get(name, 0) + count
   if jobs is not None and {k: v for k, v in jobs.items() if v} != from_slurm:
     raise RuntimeError(
         'jobs=%r does not match the heterogeneous components: het_jobs=%r '
         'gives %r (%s)' % (dict(jobs), list(het_jobs), from_slurm,
                            step.counts_source))
-  return names
+  return job_runs
 
 
 def _ports(step, port_base):
-  """Returns the port of every task: port_base + its index on its node.
+  """Returns the port of a node's i-th task, for i up to the busiest node's.
+
+  A task's port is port_base + its local index (its index among the step's
+  tasks on its node).
 
   Args:
     step: The `_SlurmStep`.
@@ -901,8 +1017,7 @@ def _ports(step, port_base):
     ValueError: If `port_base` is malformed or a port falls outside 1..65535.
     RuntimeError: If Slurm reserved too few ports.
   """
-  local = step.local_indices
-  needed = max(local) + 1
+  needed = max(step.tasks_per_node)
   if port_base == 'reserved':
     reserved = step.reserved_ports
     if reserved is None:
@@ -914,7 +1029,7 @@ def _ports(step, port_base):
       raise RuntimeError(
           'SLURM_STEP_RESV_PORTS has %d ports %s, but the busiest node runs '
           '%d tasks' % (len(reserved), list(reserved), needed))
-    return [reserved[index] for index in local]
+    return list(reserved[:needed])
   if port_base == 'derived':
     block = -(-needed // _DERIVED_PORTS_BLOCK) * _DERIVED_PORTS_BLOCK
     blocks = (_DERIVED_PORTS_END - _DERIVED_PORTS_START) // block
@@ -933,18 +1048,48 @@ def _ports(step, port_base):
         'port_base=%d: tasks on the busiest node need ports %d..%d, which '
         'must lie within 1..%d' % (port_base, port_base,
                                    port_base + needed - 1, _MAX_PORT))
-  return [port_base + index for index in local]
+  return [port_base + index for index in range(needed)]
 
 
-def _assign_jobs(task_jobs, addresses, task_index):
-  """Groups the task addresses by job; finds this task's job and index."""
+def _addresses(step, ports):
+  """Returns the `host:port` of every task, by rank, as a tuple.
+
+  Args:
+    step: The `_SlurmStep`.
+    ports: The port of a node's i-th task, for every i (`_ports`).
+  """
+  # str(), as '%s' formats it: hosts named by a user's tasks_per_node may be
+  # of any type.
+  hosts = list(map(str, step.nodes))
+  port_texts = [':%d' % port for port in ports]
+  return tuple([
+      hosts[node] + port_text for _, node, local, count in step.runs
+      for port_text in port_texts[local:local + count]
+  ])
+
+
+def _assign_jobs(job_runs, addresses, task_index):
+  """Groups the task addresses by job; finds this task's job and index.
+
+  Args:
+    job_runs: The job of every task, as runs (`_task_jobs`).
+    addresses: The address of every task, by rank, as a tuple.
+    task_index: This task's rank.
+
+  Returns:
+    (cluster, task type, task id) as in `_Resolution`.
+  """
   cluster = {}
-  for name, address in zip(task_jobs, addresses):
-    cluster.setdefault(name, []).append(address)
-  task_type = task_jobs[task_index]
-  task_id = task_jobs[:task_index].count(task_type)
-  return (tuple((name, tuple(cluster[name])) for name in sorted(cluster)),
-          task_type, task_id)
+  first = 0
+  for name, count in job_runs:
+    job = cluster.get(name, ())
+    if first <= task_index < first + count:
+      task_type, task_id = name, len(job) + task_index - first
+    # A job has few runs (`_task_jobs`), so that joining them stays cheap.
+    cluster[name] = job + addresses[first:first + count]
+    first += count
+  return (tuple((name, cluster[name]) for name in sorted(cluster)), task_type,
+          task_id)
 
 
 def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
@@ -993,7 +1138,7 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
         'Requested more GPUs per node than available: gpus_per_node=%d but '
         'this node has %d (%s=%r)' % (gpus_per_node, len(visible), source,
                                       ','.join(visible)))
-  node = step.task_nodes[step.task_index]
+  node, local = step.place(step.task_index)
   # Nodes of one step get the same GPUs (--gres, --gpus-per-node), so an
   # explicit gpus_per_task must fit the busiest node; heterogeneous
   # components may differ, so there only this node is known.
@@ -1018,7 +1163,7 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
                     'none.', gpus_per_node, source, step.tasks_per_node[node])
   if not visible and step.gpus.visible is not None:
     return per_task, None  # Slurm's value already hides every GPU.
-  start = step.local_indices[step.task_index] * per_task
+  start = local * per_task
   return per_task, visible[start:start + per_task]
 
 
@@ -1027,12 +1172,9 @@ def _resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
   """Maps a Slurm step to TensorFlow. Pure apart from `count_node_gpus`."""
   _check_count('gpus_per_node', gpus_per_node)
   _check_count('gpus_per_task', gpus_per_task)
-  task_jobs = _task_jobs(step, jobs, het_jobs)
-  addresses = [
-      '%s:%d' % (step.nodes[node], port)
-      for node, port in zip(step.task_nodes, _ports(step, port_base))
-  ]
-  cluster, task_type, task_id = _assign_jobs(task_jobs, addresses,
+  job_runs = _task_jobs(step, jobs, het_jobs)
+  addresses = _addresses(step, _ports(step, port_base))
+  cluster, task_type, task_id = _assign_jobs(job_runs, addresses,
                                              step.task_index)
   per_task, task_gpus = _assign_gpus(step, gpus_per_node, gpus_per_task,
                                      count_node_gpus)
@@ -1212,8 +1354,7 @@ def _explain(environ, args, out):
   for name, addresses in resolution.cluster:
     task_jobs.extend((name, i, address) for i, address in enumerate(addresses))
   by_address = {address: (name, i) for name, i, address in task_jobs}
-  addresses = ['%s:%d' % (step.nodes[node], port) for node, port in zip(
-      step.task_nodes, _ports(step, args.port_base))]
+  addresses = _addresses(step, _ports(step, args.port_base))
   out.write('Variables read:\n')
   for name in sorted(n for n in environ if _EXPLAINED_VARIABLES.match(n)):
     out.write('  %s=%s\n' % (name, environ[name]))
@@ -1371,8 +1512,7 @@ class SlurmClusterResolver(ClusterResolver):
                           _count_nvidia_gpus, het_jobs)
     self._step = step
     self._resolution = resolution
-    self._cluster_spec = ClusterSpec(
-        {name: list(addresses) for name, addresses in resolution.cluster})
+    self._cluster_spec = ClusterSpec(dict(resolution.cluster))
     self.task_type = resolution.task_type
     self.task_id = resolution.task_id
     self.rpc_layer = rpc_layer
