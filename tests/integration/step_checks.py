@@ -76,7 +76,8 @@ def step_table(reports):
 
 
 def step_problems(reports, num_tasks, repo_root, node_ips,
-                  expect_nodes=None, expect_gpus=None, connected=True):
+                  expect_nodes=None, expect_gpus=None, connected=True,
+                  task_ids=None):
   """Everything wrong with one step, as a list of strings.
 
   Args:
@@ -88,6 +89,8 @@ def step_problems(reports, num_tasks, repo_root, node_ips,
       determine it (shows the step has the intended layout).
     expect_gpus: If given, each rank's CUDA_VISIBLE_DEVICES after resolving.
     connected: Whether the tasks ran the TCP check (--connect).
+    task_ids: If given, {SLURM_PROCID: TF task id}; else each task's id must
+      be its rank.
   """
   problems = []
   if sorted(reports) != list(range(num_tasks)):
@@ -135,13 +138,14 @@ def step_problems(reports, num_tasks, repo_root, node_ips,
         procid, r['nodename'], r['hostname'])
     if r['nodename'] != r['hostname']:
       problems.append('%s: SLURMD_NODENAME is not the hostname' % where)
-    if (r['task_type'], r['task_id']) != ('worker', procid):
+    want = procid if task_ids is None else task_ids[procid]
+    if (r['task_type'], r['task_id']) != ('worker', want):
       problems.append('%s resolved to %s:%s, expected worker:%s' %
-                      (where, r['task_type'], r['task_id'], procid))
+                      (where, r['task_type'], r['task_id'], want))
       continue
-    if procid >= len(addresses):
+    if want >= len(addresses):
       continue
-    own = addresses[procid]
+    own = addresses[want]
     if _host(own) != r['nodename']:
       problems.append('%s has address %s, on another node' % (where, own))
     if r['master'] != 'grpc://' + own:
@@ -213,6 +217,9 @@ def _gpu_problems(good, expect_gpus):
 def _network_problems(good, addresses, node_ips):
   """Every task bound its own address and talked to every other task."""
   problems = []
+  # Tasks connect by TF task index, which is the rank except where the
+  # resolver numbers tasks node by node (heterogeneous steps).
+  procid_of = {r['task_id']: procid for procid, r in good.items()}
   for procid, r in sorted(good.items()):
     net = r.get('net')
     if net is None:
@@ -220,13 +227,14 @@ def _network_problems(good, addresses, node_ips):
       continue
     for error in net['errors']:
       problems.append('rank %s (TCP): %s' % (procid, error))
-    if procid >= len(addresses):
+    own = r['task_id']
+    if not isinstance(own, int) or own >= len(addresses):
       continue
     own_ip = node_ips.get(r['nodename'])
     if net['bind_ip'] != own_ip:
       problems.append('rank %s on %s bound %s, the node\'s address is %s' %
                       (procid, r['nodename'], net['bind_ip'], own_ip))
-    others = {str(i) for i in range(len(addresses)) if i != procid}
+    others = {str(i) for i in range(len(addresses)) if i != own}
     if set(net['reached']) != others:
       problems.append('rank %s reached tasks %s of %s' %
                       (procid, sorted(net['reached']), sorted(others)))
@@ -234,7 +242,7 @@ def _network_problems(good, addresses, node_ips):
       problems.append('rank %s was reached by tasks %s of %s' %
                       (procid, sorted(net['accepted']), sorted(others)))
     for index, said in sorted(net['reached'].items()):
-      peer = good.get(int(index))
+      peer = good.get(procid_of.get(int(index)))
       if peer is None:
         continue
       if (said['procid'], said['hostname'], said['address']) != (
@@ -243,7 +251,7 @@ def _network_problems(good, addresses, node_ips):
                         'on %s' % (procid, addresses[int(index)], said,
                                    peer['procid'], peer['nodename']))
     for index, peer_ip in sorted(net['accepted'].items()):
-      peer = good.get(int(index))
+      peer = good.get(procid_of.get(int(index)))
       if peer is not None and peer_ip != node_ips.get(peer['nodename']):
         problems.append('rank %s: task %s connected from %s, not from its '
                         'node %s (%s)' % (procid, index, peer_ip,

@@ -73,8 +73,10 @@ _NO_GPUS = ('', 'NoDevFiles')
 _MAX_PORT = 65535
 # port_base='derived' picks a block of ports in [_DERIVED_PORTS_START,
 # _DERIVED_PORTS_END) from the job and step ids.
+# Below Linux's default ephemeral range (32768-60999), so that outgoing
+# connections do not hold them.
 _DERIVED_PORTS_START = 20000
-_DERIVED_PORTS_END = 60000
+_DERIVED_PORTS_END = 32768
 _DERIVED_PORTS_BLOCK = 64
 _SUBPROCESS_TIMEOUT_SECS = 30
 # Where the resolver notes, as JSON [task, Slurm's value, value written], the
@@ -674,6 +676,28 @@ def _het_components(environ, nodes, expand):
   return [component_of[node] for node in nodes]
 
 
+def _het_task_index(environ, nodes, counts):
+  """Returns this task's index in a heterogeneous step: its node-major slot.
+
+  A task sees only its own component's SLURM_DISTRIBUTION, so no task can
+  place the ranks of the other components. Tasks are numbered node by node
+  instead, in component order (the same as Slurm's ranks when every
+  component is laid out block-wise, Slurm's default), which every task
+  computes alike; a task finds itself by its node and SLURM_LOCALID.
+  """
+  name = _require(environ, 'SLURMD_NODENAME')
+  if name not in nodes:
+    raise RuntimeError('SLURMD_NODENAME=%r is not in the step node list %s' %
+                       (name, list(nodes)))
+  node = nodes.index(name)
+  local = _positive_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'),
+                        minimum=0)
+  if local >= counts[node]:
+    raise RuntimeError('SLURM_LOCALID=%d but node %r runs %d tasks of the step'
+                       % (local, name, counts[node]))
+  return sum(counts[:node]) + local
+
+
 def _layout(environ, nodes, counts, expand, is_batch):
   """Orders the nodes as Slurm numbers them and places every rank on one.
 
@@ -767,7 +791,9 @@ def _check_against_task(environ, step, is_batch):
       'SLURM_NODEID': str(node),
       'SLURM_LOCALID': str(local),
   }
-  if not is_batch:  # A batch script's SLURM_GTIDS is 0, whatever the job.
+  # A batch script's SLURM_GTIDS is 0, whatever the job; in a heterogeneous
+  # step, task indices are node-major slots, not ranks.
+  if not is_batch and not step.heterogeneous:
     derived['SLURM_GTIDS'] = ','.join(map(str, step.node_ranks(node)))
   mismatches = [
       '%s: Slurm says %r, derived %r' % (name, environ[name], value)
@@ -805,6 +831,21 @@ def _slurm_cuda_visible_devices(environ):
   return current
 
 
+def _binds_gpus_per_task(tres_bind):
+  """Whether SLURMD_TRES_BIND (e.g. 'gpu:per_task:1') binds GPUs per task.
+
+  `--gpus-per-task`, `--gpu-bind=single:N|map_gpu:..|mask_gpu:..` give each
+  task its own GPUs; `--gpu-bind=closest` (or none) may leave every task of a
+  node all of its GPUs, which are then split like `--gres` GPUs.
+  """
+  for binding in tres_bind.split(';'):
+    kind, _, options = binding.partition(':')
+    if kind == 'gpu':
+      modes = {option.split(':')[0] for option in options.split(',')}
+      return bool(modes & {'per_task', 'single', 'map_gpu', 'mask_gpu'})
+  return False
+
+
 def _read_gpus(environ):
   """Reads what Slurm says of this task's GPUs into a `_SlurmGpus`."""
   on_node = environ.get('SLURM_GPUS_ON_NODE')
@@ -823,7 +864,7 @@ def _read_gpus(environ):
   if any(not gpu for gpu in visible) or len(set(visible)) != len(visible):
     raise ValueError('%s=%r: expected distinct comma-separated device ids' %
                      (source, value))
-  bound = ('gpu' in environ.get('SLURMD_TRES_BIND', '') or
+  bound = (_binds_gpus_per_task(environ.get('SLURMD_TRES_BIND', '')) or
            (on_node is not None and on_node > len(visible)))
   return _SlurmGpus(visible, source, bound, on_node)
 
@@ -873,7 +914,10 @@ def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
                      (variables.nodelist_var, environ[variables.nodelist_var]))
   nodes, counts, runs, node_components = _layout(environ, nodes, counts,
                                                  expand, variables.is_batch)
-  rank = _positive_int('SLURM_PROCID', environ['SLURM_PROCID'], minimum=0)
+  if node_components is None:
+    rank = _positive_int('SLURM_PROCID', environ['SLURM_PROCID'], minimum=0)
+  else:
+    rank = _het_task_index(environ, nodes, counts)
   if rank >= sum(counts):
     raise RuntimeError('SLURM_PROCID=%d but the step has only %d tasks (%s)' %
                        (rank, sum(counts), counts_source))
@@ -1009,7 +1053,7 @@ def _ports(step, port_base):
     step: The `_SlurmStep`.
     port_base: An int, 'reserved' (the ports `srun --resv-ports` reserved,
       `SLURM_STEP_RESV_PORTS`) or 'derived' (a block of ports in
-      [20000, 60000) chosen from the job and step ids: the same in every task
+      [20000, 32768) chosen from the job and step ids: the same in every task
       of the step and after a requeue, and unlikely to collide with another
       step on the same nodes).
 
@@ -1020,6 +1064,13 @@ def _ports(step, port_base):
   needed = max(step.tasks_per_node)
   if port_base == 'reserved':
     reserved = step.reserved_ports
+    if step.heterogeneous:
+      raise RuntimeError(
+          "port_base='reserved' cannot work in a heterogeneous step: Slurm "
+          'reserves each component\'s ports on its own nodes but gives every '
+          'task all of them in SLURM_STEP_RESV_PORTS=%s; use '
+          "port_base='derived' or a fixed port_base" %
+          ','.join(map(str, reserved or ())))
     if reserved is None:
       raise RuntimeError("port_base='reserved' needs SLURM_STEP_RESV_PORTS: "
                          'launch the step with srun --resv-ports=N (Slurm '
@@ -1473,7 +1524,7 @@ class SlurmClusterResolver(ClusterResolver):
       port_base: The first port number to start with for processes on a node;
         a task's port is `port_base` plus its index among the step's tasks on
         its node. 'reserved' takes the ports `srun --resv-ports=N` reserved
-        (`SLURM_STEP_RESV_PORTS`); 'derived' a block in [20000, 60000)
+        (`SLURM_STEP_RESV_PORTS`); 'derived' a block in [20000, 32768)
         chosen from the job and step ids, the same in every task and after a
         requeue.
       gpus_per_node: Number of GPUs available on each node. Defaults to the

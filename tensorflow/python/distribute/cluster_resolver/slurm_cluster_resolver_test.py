@@ -615,6 +615,31 @@ class StepLayoutTest(_ResolverTestCase):
     self.assertResolverFails(RuntimeError, r'SLURM_PROCID is not set.*srun')
 
 
+class HeterogeneousNumberingTest(_ResolverTestCase):
+  """Heterogeneous steps number tasks node by node, in component order."""
+
+  # srun -w n9 -n1 : -w n10,n11 -N2 -n4 -m cyclic, as Slurm ran it: component
+  # 1 deals ranks 1-4 over n10, n11 cyclically (3 and 1 tasks).
+  _RANK_HOSTS = 'n9 n10 n11 n10 n10'
+
+  def _env(self, rank):
+    return _step_env('n[9-11]', '1,3,1', self._RANK_HOSTS, rank,
+                     SLURM_DISTRIBUTION='cyclic',
+                     **_het_variables('slurm_22_05', 'n9', 'n[10-11]'))
+
+  def testCyclicComponentGivesOneSpecWithEveryTaskOnItsNode(self):
+    expected = ['n9:8888', 'n10:8888', 'n10:8889', 'n10:8890', 'n11:8888']
+    ids = {}
+    for rank, host in enumerate(self._RANK_HOSTS.split()):
+      with self.subTest(rank=rank):
+        self.use_env(self._env(rank))
+        resolver = SlurmClusterResolver()
+        self.assertWorkers(expected, resolver)
+        self.assertEqual(host, resolver.master().split('//')[1].split(':')[0])
+        ids[rank] = resolver.task_id
+    self.assertEqual({0: 0, 1: 1, 3: 2, 4: 3, 2: 4}, ids)
+
+
 class GpuTest(_ResolverTestCase):
   """GPUs follow Slurm's binding; CUDA_VISIBLE_DEVICES is written once."""
 
@@ -708,6 +733,15 @@ class GpuTest(_ResolverTestCase):
             'with the NVIDIA driver.\n'))
     self.use_env(_step_env('n1', '2', 'n1 n1', 1))
     self.assertResolverFails(RuntimeError, r'nvidia-smi.*status 9')
+
+  def testGpuBindClosestGivingEveryTaskTheNodesGpusIsSplit(self):
+    # srun --gpus-per-node=4 --gpu-bind=closest: without a GPU topology every
+    # task of a node sees all four GPUs.
+    self.use_gpu_env('0,1,2,3', SLURM_GPUS_ON_NODE='4',
+                     SLURMD_TRES_BIND='gpu:closest')
+    resolver = SlurmClusterResolver()
+    self.assertEqual('2,3', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 2}, resolver.num_accelerators())
 
   def testNvidiaSmiIsNotRunWhenGpusPerNodeIsGiven(self):
     self.use_env(_step_env('n1', '2', 'n1 n1', 1))
@@ -1412,9 +1446,6 @@ class PortTest(_ResolverTestCase):
       ('_cyclic', '12000-12003', 'n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
        {'SLURM_DISTRIBUTION': 'cyclic'},
        ['n1:12000', 'n2:12000', 'n1:12001', 'n1:12002', 'n1:12003']),
-      ('_heterogeneous', '12000-12001', 'n[1,3]', '1,2', 'n3 n3 n1',
-       dict(_het_variables('slurm_22_05', 'n3', 'n1'), node_ids='n3 n1'),
-       ['n3:12000', 'n3:12001', 'n1:12000']),
   )
   def testReservedPortOfATaskIsItsIndexOnItsNode(self, reserved, nodelist,
                                                  tasks_per_node, rank_hosts,
@@ -1427,6 +1458,17 @@ class PortTest(_ResolverTestCase):
         resolver = SlurmClusterResolver(port_base='reserved')
         self.assertWorkers(expected, resolver)
         self.assertEqual('grpc://' + address, resolver.master())
+
+  def testReservedPortsInHeterogeneousStepAreRefused(self):
+    # Slurm reserves each component's ports on its own nodes, yet gives every
+    # task the ports of all components: no task can tell which are its own.
+    self.use_env(
+        _step_env('n[1,3]', '1,2', 'n3 n3 n1', 0,
+                  SLURM_STEP_RESV_PORTS='12000-12002',
+                  **dict(_het_variables('slurm_22_05', 'n3', 'n1'),
+                         node_ids='n3 n1')))
+    self.assertResolverFails(RuntimeError, r"heterogeneous step.*'derived'",
+                             port_base='reserved')
 
   def testReservedWithoutResvPortsIsRuntimeErrorSayingToUseSrunResvPorts(self):
     self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
@@ -1492,16 +1534,16 @@ class PortTest(_ResolverTestCase):
       ('_large_ids', '4294967294', '4294967293'),
       ('_ids_unset', None, None),
   )
-  def testDerivedPortsLieIn20000To60000(self, job_id, step_id):
+  def testDerivedPortsLieIn20000To32767(self, job_id, step_id):
     for port in _ports(self.derived(job_id, step_id)):
-      self.assertBetween(port, 20000, 59999)
+      self.assertBetween(port, 20000, 32767)
 
-  def testDerivedPortsForManyTasksOnANodeLieIn20000To60000(self):
+  def testDerivedPortsForManyTasksOnANodeLieIn20000To32767(self):
     ports = _ports(self.derived('4242', '3', nodelist='n1',
                                 tasks_per_node='70',
                                 rank_hosts=' '.join(['n1'] * 70)))
-    self.assertBetween(min(ports), 20000, 59999)
-    self.assertBetween(max(ports), 20000, 59999)
+    self.assertBetween(min(ports), 20000, 32767)
+    self.assertBetween(max(ports), 20000, 32767)
 
   @parameterized.named_parameters(
       ('_block', 'n[1-2]', '2(x2)', 'n1 n1 n2 n2', {}),
