@@ -58,8 +58,9 @@ MAX_HOSTS = 1024 * 1024
 
 _BRACKET_RE = re.compile(r'[\[\]]')
 # An item of a hostlist whose brackets are balanced: text up to a separator
-# (a comma or whitespace), with bracket groups that may hold separators.
-_HOSTLIST_ITEM_RE = re.compile(r'(?:[^,\s\[\]]|\[[^\]]*\])+')
+# (a comma, space, tab or newline), with bracket groups that may hold
+# separators.
+_HOSTLIST_ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]|\[[^\]]*\])+')
 _RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
 # Slurm reads range bounds as unsigned 64-bit numbers.
 _MAX_RANGE_BOUND = 2**64 - 1
