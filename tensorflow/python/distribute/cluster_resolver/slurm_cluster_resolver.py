@@ -64,10 +64,13 @@ _HOSTLIST_ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]|\[[^\]]*\])+')
 _RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
 # Slurm reads range bounds as unsigned 64-bit numbers.
 _MAX_RANGE_BOUND = 2**64 - 1
-# `_numbered_names` writes a number as a head and one of these tails.
+# `_numbered_names` writes a number as a head and one of these tails...
 _TAIL_DIGITS = 3
 _TAIL_BLOCK = 10**_TAIL_DIGITS
 _TAILS = tuple('%0*d' % (_TAIL_DIGITS, tail) for tail in range(_TAIL_BLOCK))
+# ... in ranges of at least this many numbers; `_group_names` formats the
+# numbers of shorter ones one by one.
+_SHORT_RANGE = 16
 _TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
 _JOB_NAME_RE = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
 _NO_GPUS = ('', 'NoDevFiles')
@@ -178,14 +181,14 @@ def _pattern_size(hostlist, groups):
   return size
 
 
-def _numbered_names(prefix, lo, hi, width, suffix=''):
+def _numbered_names(prefix, lo, hi, width, suffix):
   """Returns `prefix + '%0*d' % (width, n) + suffix` for n from lo to hi.
 
   A number is written as its head `n // 1000`, zero-padded to `width - 3`,
   and a three-digit tail from `_TAILS`: a whole block of 1,000 names then
   costs one head and a concatenation per name, not a number formatting per
-  name (the most names a hostlist expands to go through here). Numbers below
-  1000 are formatted one by one unless `width` pads them beyond three digits.
+  name. Numbers below 1000 are formatted one by one unless `width` pads them
+  beyond three digits.
 
   Args:
     prefix: The text before the number.
@@ -208,11 +211,32 @@ def _numbered_names(prefix, lo, hi, width, suffix=''):
   return names
 
 
-def _group_values(group):
-  values = []
-  for lo, hi, width in group:
-    values += _numbered_names('', lo, hi, width)
-  return values
+def _is_short(number_range):
+  lo, hi, _ = number_range
+  return hi - lo < _SHORT_RANGE
+
+
+def _group_names(prefix, group, suffix=''):
+  """Returns `prefix + number + suffix` for every number of a bracket group.
+
+  The numbers of a long range are written by `_numbered_names`; those of
+  short ranges (a fragmented node list has thousands) are formatted one by
+  one, a run of short ranges in one pass.
+
+  Args:
+    prefix: The text before the number.
+    group: A parsed bracket group: (lo, hi, width) ranges.
+    suffix: The text after the number.
+  """
+  names = []
+  for short, ranges in itertools.groupby(group, key=_is_short):
+    if short:
+      names += ['%s%0*d%s' % (prefix, width, number, suffix)
+                for lo, hi, width in ranges for number in range(lo, hi + 1)]
+    else:
+      for lo, hi, width in ranges:
+        names += _numbered_names(prefix, lo, hi, width, suffix)
+  return names
 
 
 def _expand_pattern(texts, groups):
@@ -233,11 +257,8 @@ def _expand_pattern(texts, groups):
     return [texts[0]]
   if len(groups) == 1:
     prefix, suffix = texts
-    names = []
-    for lo, hi, width in groups[0]:
-      names += _numbered_names(prefix, lo, hi, width, suffix)
-    return names
-  values = [_group_values(group) for group in groups]
+    return _group_names(prefix, groups[0], suffix)
+  values = [_group_names('', group) for group in groups]
   order = list(range(len(groups) - 2, -1, -1)) + [len(groups) - 1]
   names = []
   for combination in itertools.product(*(values[i] for i in order)):
