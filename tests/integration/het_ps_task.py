@@ -31,35 +31,17 @@ component's node list expanded by both the module and Slurm's scontrol).
 """
 
 import argparse
-import json
 import os
 import socket
-import subprocess
 import sys
-import time
 import traceback
 
 import ps_task
+import task_common
 
-EXPLAIN_MODULE = ('tensorflow.python.distribute.cluster_resolver.'
-                  'slurm_cluster_resolver')
 _SLURM_VARS = ('SLURM_HET_SIZE', 'SLURM_STEP_NODELIST',
                'SLURM_STEP_TASKS_PER_NODE', 'SLURM_JOB_NODELIST', 'SLURM_GTIDS',
                'SLURM_NODEID', 'SLURM_LOCALID', 'SLURM_JOB_ID', 'SLURM_STEP_ID')
-
-
-def run_explain(args, timeout=60):
-  """Runs the explain command in a child Python; returns what it did."""
-  started = time.monotonic()
-  try:
-    proc = subprocess.run(
-        [sys.executable, '-m', EXPLAIN_MODULE] + list(args),
-        capture_output=True, text=True, timeout=timeout, check=False)
-    status, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
-  except subprocess.TimeoutExpired:
-    status, stdout, stderr = None, '', 'timed out after %s s' % timeout
-  return {'status': status, 'stdout': stdout, 'stderr': stderr[-4000:],
-          'seconds': time.monotonic() - started}
 
 
 def main(argv):
@@ -76,7 +58,7 @@ def main(argv):
       'nodename': env.get('SLURMD_NODENAME'),
       'hostname': socket.gethostname(),
       'slurm': {name: env[name] for name in _SLURM_VARS if name in env},
-      'explain': run_explain(['--tf-config', '--het-jobs',
+      'explain': task_common.run_explain(['--tf-config', '--het-jobs',
                               ','.join(args.het_jobs)]),
   }
   try:
@@ -84,13 +66,7 @@ def main(argv):
     import tensorflow as tf
     resolver_class = tf.distribute.cluster_resolver.SlurmClusterResolver
     resolver = resolver_class(het_jobs=args.het_jobs)
-    report.update(
-        task_type=resolver.task_type,
-        task_id=resolver.task_id,
-        cluster=resolver.cluster_spec().as_dict(),
-        address=resolver.cluster_spec().task_address(resolver.task_type,
-                                                     resolver.task_id),
-        rpc_layer=resolver.rpc_layer)
+    report.update(task_common.describe(resolver))
     checked = resolver_class(het_jobs=args.het_jobs, auto_set_gpu=False,
                              hostlist_expansion='check')
     report['cluster_check'] = checked.cluster_spec().as_dict()

@@ -48,28 +48,13 @@ import io
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 import traceback
 
-EXPLAIN_MODULE = ('tensorflow.python.distribute.cluster_resolver.'
-                  'slurm_cluster_resolver')
+import task_common
+
 SAVED_CVD_VAR = 'TF_SLURM_RESOLVER_CUDA_VISIBLE_DEVICES'
-
-
-def run_explain(args, timeout=60):
-  """Runs the explain command in a child Python; returns what it did."""
-  started = time.monotonic()
-  try:
-    proc = subprocess.run(
-        [sys.executable, '-m', EXPLAIN_MODULE] + list(args),
-        capture_output=True, text=True, timeout=timeout, check=False)
-    status, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
-  except subprocess.TimeoutExpired:
-    status, stdout, stderr = None, '', 'timed out after %s s' % timeout
-  return {'status': status, 'stdout': stdout, 'stderr': stderr[-4000:],
-          'seconds': time.monotonic() - started}
 
 
 def _gpu_env():
@@ -96,8 +81,8 @@ def main(argv):
       'hostlist_expansion_var': env.get('TF_SLURM_HOSTLIST_EXPANSION'),
       'cvd_before': env.get('CUDA_VISIBLE_DEVICES'),
       'explain': {
-          'tf_config': run_explain(['--tf-config']),
-          'all': run_explain(['--all']),
+          'tf_config': task_common.run_explain(['--tf-config']),
+          'all': task_common.run_explain(['--all']),
       },
   }
   try:
@@ -163,7 +148,7 @@ def main(argv):
       report['reserved'] = {'error': _error(e)}
   except Exception:  # pylint: disable=broad-except
     report['error'] = traceback.format_exc()
-  report['explain_after'] = run_explain(['--tf-config'])
+  report['explain_after'] = task_common.run_explain(['--tf-config'])
   text = json.dumps(report, sort_keys=True)
   os.makedirs(args.out, exist_ok=True)
   name = os.path.join(args.out, '%s.json' % report['procid'])

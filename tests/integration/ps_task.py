@@ -41,6 +41,8 @@ import sys
 import time
 import traceback
 
+import task_common
+
 
 def _write(out, name, report):
   os.makedirs(out, exist_ok=True)
@@ -143,13 +145,7 @@ def main(argv):
     import tensorflow as tf
     resolver = tf.distribute.cluster_resolver.SlurmClusterResolver(
         jobs={'chief': 1, 'ps': 2, 'worker': args.workers})
-    report.update(
-        task_type=resolver.task_type,
-        task_id=resolver.task_id,
-        cluster=resolver.cluster_spec().as_dict(),
-        address=resolver.cluster_spec().task_address(resolver.task_type,
-                                                     resolver.task_id),
-        rpc_layer=resolver.rpc_layer)
+    report.update(task_common.describe(resolver))
     if resolver.task_type == 'chief':
       return _train(tf, resolver, args, report)
     return _serve(tf, resolver, args, report)
