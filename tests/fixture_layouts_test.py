@@ -126,13 +126,19 @@ class FixtureLayoutTest(parameterized.TestCase):
       node_gpus.update(gpus)
 
   @parameterized.parameters(_step_dirs())
-  def testEveryGpuSlurmGaveATaskIsUsed(self, step):
-    # With one task per node, or GPUs bound per task, nothing is split away.
+  def testEveryTaskWithGpusUsesTheSameNumber(self, step):
+    counts = {
+        resolver.num_accelerators()['GPU']
+        for env, resolver, _ in self._resolve_every_task(step)
+        if env.get('CUDA_VISIBLE_DEVICES')
+    }
+    self.assertLessEqual(len(counts), 1)
+
+  @parameterized.parameters(_step_dirs())
+  def testGpusSlurmBoundPerTaskAreKept(self, step):
     for env, _, visible in self._resolve_every_task(step):
-      given = env.get('CUDA_VISIBLE_DEVICES')
-      alone = env['SLURM_GTIDS'] == env['SLURM_PROCID']
-      if given and (alone or 'SLURMD_TRES_BIND' in env):
-        self.assertEqual(given, visible)
+      if 'SLURMD_TRES_BIND' in env:
+        self.assertEqual(env['CUDA_VISIBLE_DEVICES'], visible)
 
   def testArbitraryLayoutFollowsTheHostfile(self):
     results = self._resolve_every_task('n5-arbitrary-hostfile')

@@ -170,6 +170,7 @@ def main(argv):
       'localid': env.get('SLURM_LOCALID'),
       'hostname': socket.gethostname(),
       'cvd_before': env.get('CUDA_VISIBLE_DEVICES'),
+      'allow_growth_before': env.get('TF_FORCE_GPU_ALLOW_GROWTH'),
       'slurm': {name: env[name] for name in _SLURM_VARS if name in env},
       # What an earlier resolver of this task or of a parent process noted.
       'tf_slurm': {k: v for k, v in env.items() if k.startswith('TF_SLURM_')},
@@ -186,7 +187,8 @@ def main(argv):
         cluster=resolver.cluster_spec().as_dict(),
         master=resolver.master(),
         num_accelerators=resolver.num_accelerators(),
-        cvd_after=env.get('CUDA_VISIBLE_DEVICES'))
+        cvd_after=env.get('CUDA_VISIBLE_DEVICES'),
+        allow_growth_after=env.get('TF_FORCE_GPU_ALLOW_GROWTH'))
     # The same step with the node lists expanded by Slurm's own scontrol.
     report['cluster_scontrol'] = slurm_cluster_resolver.SlurmClusterResolver(
         auto_set_gpu=False,

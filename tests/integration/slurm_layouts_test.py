@@ -22,7 +22,9 @@ arguments (report_task.py) and reports what it resolved; the whole step is
 then checked (step_checks.py): one ClusterSpec in every task (also with
 scontrol's hostlist expansion), task_id == SLURM_PROCID, each task's address
 on the node Slurm ran it on (== SLURMD_NODENAME == hostname), distinct
-addresses, GPUs within Slurm's binding and never shared on a node. Every task
+addresses, GPUs within Slurm's binding, as many in every task, and shared
+on a node only when it has fewer GPUs than tasks (TF_FORCE_GPU_ALLOW_GROWTH
+set exactly then). Every task
 also binds its own resolved host:port and connects to every other task's
 address (the lab's names resolve only inside the lab, per node).
 
@@ -71,9 +73,19 @@ LAYOUTS = (
           hostfile=HOSTFILE),
     _case('ntasks_per_node2_N3', _N9_N11 + ['--ntasks-per-node=2'],
           ['n9', 'n9', 'n10', 'n10', 'n11', 'n11']),
-    # Slurm gives each node's tasks the same GPUs: the resolver splits them.
+    # Slurm gives each node's tasks the same GPUs: the resolver splits them,
+    # as many to every task as the busiest node allows.
     _case('gres_gpu2_N2_n3', _N9_N10 + ['-n3', '--gres=gpu:2'],
-          ['n9', 'n9', 'n10'], expect_gpus=['0', '1', '0,1']),
+          ['n9', 'n9', 'n10'], expect_gpus=['0', '1', '0']),
+    # Fewer GPUs than tasks on a node: one GPU each, shared round-robin.
+    _case('gres_gpu1_N2_n3', _N9_N10 + ['-n3', '--gres=gpu:1'],
+          ['n9', 'n9', 'n10'], expect_gpus=['0', '0', '0']),
+    _case('cyclic_gres_gpu2_N2_n4', _N9_N10 +
+          ['-n4', '-m', 'cyclic', '--gres=gpu:2'],
+          ['n9', 'n10', 'n9', 'n9'], expect_gpus=['0', '0', '1', '0']),
+    _case('gpus_per_node3_N2_n6', _N9_N10 + ['-n6', '--gpus-per-node=3'],
+          ['n9'] * 4 + ['n10'] * 2,
+          expect_gpus=['0', '1', '2', '0', '0', '1']),
     _case('gpus_per_node4_split_N2', _N9_N10 +
           ['--ntasks-per-node=2', '--gpus-per-node=4'],
           ['n9', 'n9', 'n10', 'n10'],
@@ -96,6 +108,10 @@ LAYOUTS = (
           ['-w', 'n9', '-N1', '-n1', ':', '-w', 'n10,n11', '-N2', '-n3',
            '--gpus-per-task=1'],
           ['n9', 'n10', 'n10', 'n11'], expect_gpus=[None, '0', '1', '0']),
+    _case('het_gpu_component_with_more_tasks_than_gpus',
+          ['-w', 'n9', '-N1', '-n1', ':', '-w', 'n10', '-N1', '-n3',
+           '--gres=gpu:2'],
+          ['n9', 'n10', 'n10', 'n10'], expect_gpus=[None, '0', '1', '0']),
     # The mixed partition: zero padding, text after the number, two numbers.
     _case('mixed_partition_N6_n7', ['-p', 'mixed', '-N6', '-n7'],
           ['c09', 'c09', 'c10', 'c11', 'gpu1-ib', 'gpu2-ib', 'rack1-node01']),

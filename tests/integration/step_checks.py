@@ -176,9 +176,16 @@ def step_problems(reports, num_tasks, repo_root, node_ips,
 
 
 def _gpu_problems(good, expect_gpus):
-  """GPUs within Slurm's binding; no GPU of a node used by two tasks."""
+  """GPUs within Slurm's binding, as many in every task, shared only if short.
+
+  Tasks of a node share a GPU only when the node has fewer GPUs than tasks,
+  and a task sets TF_FORCE_GPU_ALLOW_GROWTH exactly when it shares its GPU.
+  Outside heterogeneous steps every task that Slurm gave GPUs uses as many.
+  """
   problems = []
   used = collections.defaultdict(list)  # node -> [(gpu, rank)]
+  slurm_gpus = collections.defaultdict(set)  # node -> Slurm's GPUs there
+  counts = {}
   for procid, r in sorted(good.items()):
     before, after = r['cvd_before'], r['cvd_after']
     count = r['num_accelerators'].get('GPU', 0)
@@ -188,6 +195,7 @@ def _gpu_problems(good, expect_gpus):
                         'CUDA_VISIBLE_DEVICES=%r and %d GPUs' %
                         (procid, after, count))
       continue
+    counts[procid] = count
     extra = set(_gpus(after)) - set(_gpus(before))
     if extra:
       problems.append('rank %s: GPUs %s are outside Slurm\'s binding %r' %
@@ -195,16 +203,32 @@ def _gpu_problems(good, expect_gpus):
     if count != len(_gpus(after)):
       problems.append('rank %s: num_accelerators() says %d GPUs but '
                       'CUDA_VISIBLE_DEVICES=%r' % (procid, count, after))
+    slurm_gpus[r['nodename']].update(_gpus(before))
     for gpu in _gpus(after):
       used[r['nodename']].append((gpu, procid))
+  sharing = set()
   for node, pairs in sorted(used.items()):
     ranks = collections.defaultdict(list)
     for gpu, procid in pairs:
       ranks[gpu].append(procid)
     shared = {gpu: p for gpu, p in ranks.items() if len(p) > 1}
-    if shared:
-      problems.append('node %s: GPUs given to several tasks: %s' %
-                      (node, shared))
+    tasks = len({procid for _, procid in pairs})
+    if shared and len(slurm_gpus[node]) >= tasks:
+      problems.append('node %s: %d GPUs for %d tasks, yet GPUs given to '
+                      'several tasks: %s' % (node, len(slurm_gpus[node]),
+                                             tasks, shared))
+    for procids in shared.values():
+      sharing.update(procids)
+  for procid, r in sorted(good.items()):
+    growth = r.get('allow_growth_after')
+    set_by_resolver = growth == 'true' and r.get('allow_growth_before') is None
+    if set_by_resolver != (procid in sharing):
+      problems.append('rank %s: shares its GPU: %s, but '
+                      'TF_FORCE_GPU_ALLOW_GROWTH is %r' %
+                      (procid, procid in sharing, growth))
+  heterogeneous = any('SLURM_HET_SIZE' in r['slurm'] for r in good.values())
+  if not heterogeneous and len(set(counts.values())) > 1:
+    problems.append('tasks use different numbers of GPUs: %s' % counts)
   if expect_gpus is not None:
     actual = [good[p]['cvd_after'] if p in good else '?'
               for p in range(len(expect_gpus))]

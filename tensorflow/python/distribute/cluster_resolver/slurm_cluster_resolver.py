@@ -401,11 +401,15 @@ class _SlurmGpus:
     bound_per_task: Whether Slurm already gave this task its own GPUs
       (`--gpus-per-task`, `--gpu-bind`), so that they are not to be split.
     on_node: GPUs Slurm gave this node (`SLURM_GPUS_ON_NODE`), if known.
+    step_total: GPUs of the whole job when it asked for a total
+      (`--gpus=N`: `SLURM_GPUS`), which Slurm may spread unevenly over the
+      nodes; None otherwise.
   """
   visible: Optional[Tuple[str, ...]] = None
   source: str = 'CUDA_VISIBLE_DEVICES'
   bound_per_task: bool = False
   on_node: Optional[int] = None
+  step_total: Optional[int] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -868,18 +872,32 @@ def _binds_gpus_per_task(tres_bind):
   return False
 
 
+def _parse_gpu_total(text):
+  """Parses `--gpus`' `[type:]N[,[type:]N...]` (SLURM_GPUS) into a count."""
+  total = 0
+  for item in text.split(','):
+    count = item.rsplit(':', 1)[-1].strip()
+    if not count.isdigit():
+      raise ValueError('expected [TYPE:]COUNT, e.g. 4 or a100:4')
+    total += int(count)
+  return total
+
+
 def _read_gpus(environ):
   """Reads what Slurm says of this task's GPUs into a `_SlurmGpus`."""
   on_node = environ.get('SLURM_GPUS_ON_NODE')
   if on_node is not None:
     on_node = _positive_int('SLURM_GPUS_ON_NODE', on_node, minimum=0)
+  step_total = environ.get('SLURM_GPUS')
+  if step_total is not None:
+    step_total = _parse_variable('SLURM_GPUS', step_total, _parse_gpu_total)
   source = 'CUDA_VISIBLE_DEVICES'
   value = _slurm_cuda_visible_devices(environ)
   for fallback in ('SLURM_STEP_GPUS', 'SLURM_JOB_GPUS'):
     if value is None:
       source, value = fallback, environ.get(fallback)
   if value is None:
-    return _SlurmGpus(on_node=on_node)
+    return _SlurmGpus(on_node=on_node, step_total=step_total)
   value = value.strip()
   visible = () if value in _NO_GPUS else tuple(
       gpu.strip() for gpu in value.split(','))
@@ -888,7 +906,7 @@ def _read_gpus(environ):
                      (source, value))
   bound = (_binds_gpus_per_task(environ.get('SLURMD_TRES_BIND', '')) or
            (on_node is not None and on_node > len(visible)))
-  return _SlurmGpus(visible, source, bound, on_node)
+  return _SlurmGpus(visible, source, bound, on_node, step_total)
 
 
 def _parse_ports(text):
@@ -976,15 +994,13 @@ class _Resolution:
     cluster: Job name -> task addresses (`host:port`), jobs in sorted order.
     task_type: This task's job name.
     task_id: This task's index in its job.
-    gpus_per_task: GPUs each task uses.
-    task_gpus: This task's GPU ids for `CUDA_VISIBLE_DEVICES`, or None to
-      leave it alone.
+    gpus: This task's GPUs, and how its node's are dealt
+      (`_GpuAssignment`).
   """
   cluster: Tuple[Tuple[str, Tuple[str, ...]], ...]
   task_type: str
   task_id: int
-  gpus_per_task: int
-  task_gpus: Optional[Tuple[str, ...]]
+  gpus: '_GpuAssignment'
 
 
 def _check_count(name, value, optional=True):
@@ -1165,11 +1181,96 @@ def _assign_jobs(job_runs, addresses, task_index):
           task_id)
 
 
+def _deal_gpus(node_gpus, per_task, local):
+  """Returns the GPUs of the task of local index `local` on a node.
+
+  The node's tasks take `per_task` GPUs each, by value, in local index order;
+  when the node has fewer GPUs than tasks (`per_task` is then 1), task l
+  shares the (l mod G)-th of the node's G GPUs.
+
+  Args:
+    node_gpus: The node's GPU ids, as Slurm lists them.
+    per_task: GPUs each task uses.
+    local: The task's index among the step's tasks on its node.
+  """
+  if per_task * (local + 1) > len(node_gpus):
+    return (node_gpus[local % len(node_gpus)],)
+  return node_gpus[local * per_task:(local + 1) * per_task]
+
+
+def _gpu_sharers(num_gpus, num_tasks, local):
+  """How many of a node's `num_tasks` tasks use the GPU of task `local`."""
+  if num_tasks <= num_gpus:
+    return 1
+  return num_tasks // num_gpus + (local % num_gpus < num_tasks % num_gpus)
+
+
+def _busiest_node_tasks(step, node):
+  """Tasks on the busiest node of the step (of `node`'s component)."""
+  if not step.heterogeneous:
+    return max(step.tasks_per_node)
+  component = step.node_components[node]
+  return max(count for count, other in zip(step.tasks_per_node,
+                                           step.node_components)
+             if other == component)
+
+
+def _warn_if_step_gpus_uneven(step, node, num_gpus):
+  """Warns when `--gpus=N` (SLURM_GPUS) may have left nodes uneven.
+
+  GPUs given per node (`--gres=gpu:N`, `--gpus-per-node`) are the same on
+  every node, so this node's count stands for all. `--gpus=N` lets Slurm
+  spread N GPUs over the nodes as it likes; a task sees only its own node's,
+  and knows the spread was even only when N is its node's count times the
+  number of nodes.
+  """
+  if step.gpus.step_total is None:
+    return
+  num_nodes = sum(1 for other in step.node_components or step.nodes
+                  if not step.heterogeneous or
+                  other == step.node_components[node])
+  if num_nodes > 1 and step.gpus.step_total != num_gpus * num_nodes:
+    logging.warning(
+        'Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one %d: '
+        'workers on other nodes may use a different number of GPUs, which '
+        'MultiWorkerMirroredStrategy does not support; pass gpus_per_task.',
+        step.gpus.step_total, num_nodes, num_gpus)
+
+
+@dataclasses.dataclass(frozen=True)
+class _GpuAssignment:
+  """The GPUs of the tasks of this task's node.
+
+  Attributes:
+    per_task: GPUs each task of the step (or of its heterogeneous component)
+      uses.
+    node_gpus: The GPU ids dealt among the node's tasks by `_deal_gpus`, or
+      None when Slurm bound this task's own GPUs or nothing is to be dealt.
+    task_gpus: This task's GPU ids for `CUDA_VISIBLE_DEVICES`, or None to
+      leave it alone.
+    sharers: How many tasks of the node use this task's GPU (1: its own).
+  """
+  per_task: int
+  node_gpus: Optional[Tuple[str, ...]]
+  task_gpus: Optional[Tuple[str, ...]]
+  sharers: int = 1
+
+  def of_local_task(self, local):
+    """Returns the GPUs of the node's task of local index `local`, or None."""
+    if self.node_gpus is None:
+      return None
+    return _deal_gpus(self.node_gpus, self.per_task, local)
+
+
 def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
-  """Returns (GPUs per task, this task's GPU ids or None to leave them).
+  """Decides how many GPUs every task uses, and which this task's node deals.
 
   GPUs that Slurm bound to this task stay with it. GPUs that Slurm gave the
-  node are split evenly among the node's tasks by local index, by value.
+  node are dealt among the node's tasks by local index, by value: each task
+  of the step gets k = G // T GPUs, where G is the node's GPU count and T the
+  number of tasks on the step's busiest node, so that every worker has the
+  same number. When k would be 0 and neither count was given, each task gets
+  one GPU, shared round-robin within its node.
 
   Args:
     step: The `_SlurmStep`.
@@ -1177,6 +1278,9 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
     gpus_per_task: The user's value or None.
     count_node_gpus: Returns the number of GPUs on this node when nothing in
       the environment says (nvidia-smi); called only then.
+
+  Returns:
+    A `_GpuAssignment`.
 
   Raises:
     RuntimeError: If more GPUs are requested than Slurm gave.
@@ -1196,13 +1300,15 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
           'Requested more GPUs per node than available: gpus_per_node=%d but '
           'Slurm gave this node %d (SLURM_GPUS_ON_NODE)' %
           (gpus_per_node, gpus.on_node))
-    return per_task, visible[:per_task]
+    return _GpuAssignment(per_task, None, visible[:per_task])
+  defaults = gpus_per_node is None and gpus_per_task is None
   if visible is None:
     source = 'gpus_per_node'
     if gpus_per_node is None:
       gpus_per_node, source = count_node_gpus(), 'nvidia-smi --list-gpus'
       if not gpus_per_node:
-        return 0, None  # No GPU anywhere: CUDA_VISIBLE_DEVICES stays as is.
+        # No GPU anywhere: CUDA_VISIBLE_DEVICES stays as is.
+        return _GpuAssignment(0, None, None)
     visible = tuple(str(i) for i in range(gpus_per_node))
   if gpus_per_node is None:
     gpus_per_node = len(visible)
@@ -1211,33 +1317,44 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
         'Requested more GPUs per node than available: gpus_per_node=%d but '
         'this node has %d (%s=%r)' % (gpus_per_node, len(visible), source,
                                       ','.join(visible)))
+  node_gpus = visible[:gpus_per_node]
   node, local = step.place(step.task_index)
-  # Nodes of one step get the same GPUs (--gres, --gpus-per-node), so an
-  # explicit gpus_per_task must fit the busiest node; heterogeneous
-  # components may differ, so there only this node is known.
-  busiest = (step.tasks_per_node[node] if step.heterogeneous else
-             max(step.tasks_per_node))
-  per_task = gpus_per_task
-  if per_task is None:
-    per_task = gpus_per_node // step.tasks_per_node[node]
-    if gpus_per_node // busiest != per_task:
-      logging.warning(
-          'This task uses %d of its node\'s %d GPUs, but the %d tasks of the '
-          'busiest node may get fewer each; MultiWorkerMirroredStrategy needs '
-          'the same number in every worker: pass gpus_per_task.', per_task,
-          gpus_per_node, busiest)
-  elif per_task * busiest > gpus_per_node:
+  on_node = step.tasks_per_node[node]
+  busiest = _busiest_node_tasks(step, node)
+  per_task = gpus_per_node // busiest if gpus_per_task is None else (
+      gpus_per_task)
+  if per_task * busiest > gpus_per_node:
     raise RuntimeError(
         'Requested more GPUs per node than available: %d tasks on the busiest '
         'node x %d GPUs per task (gpus_per_task) > %d GPUs per node (%s)' %
         (busiest, per_task, gpus_per_node, source))
-  if gpus_per_node and not per_task:
+  if defaults:
+    _warn_if_step_gpus_uneven(step, node, gpus_per_node)
+  sharers = 1
+  if defaults and gpus_per_node and not per_task:
+    per_task = 1
+    sharers = _gpu_sharers(gpus_per_node, on_node, local)
+    logging.warning(
+        'This node has %d GPUs (%s) for %d tasks of the step, and the busiest '
+        'node %d: every task uses one GPU, and this task\'s GPU is used by %d '
+        'task(s) of this node%s. Pass gpus_per_task to choose otherwise.',
+        gpus_per_node, source, on_node, busiest, sharers,
+        ' (TF_FORCE_GPU_ALLOW_GROWTH=true unless set, so that they do not '
+        'each reserve all of its memory)' if sharers > 1 else '')
+  elif gpus_per_node and not per_task:
     logging.warning('This node has %d GPUs (%s) for %d tasks: this task gets '
-                    'none.', gpus_per_node, source, step.tasks_per_node[node])
-  if not visible and step.gpus.visible is not None:
-    return per_task, None  # Slurm's value already hides every GPU.
-  start = local * per_task
-  return per_task, visible[start:start + per_task]
+                    'none.', gpus_per_node, source, on_node)
+  elif per_task * on_node < gpus_per_node:
+    logging.info(
+        'Each task uses %d GPU(s), as many as the %d tasks of the busiest node '
+        'can each have; %d of this node\'s %d GPUs stay unused. Pass '
+        'gpus_per_task to choose otherwise.', per_task, busiest,
+        gpus_per_node - per_task * on_node, gpus_per_node)
+  if not visible and gpus.visible is not None:
+    # Slurm's value already hides every GPU.
+    return _GpuAssignment(per_task, None, None)
+  return _GpuAssignment(per_task, node_gpus,
+                        _deal_gpus(node_gpus, per_task, local), sharers)
 
 
 def _resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
@@ -1249,9 +1366,8 @@ def _resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
   addresses = _addresses(step, _ports(step, port_base))
   cluster, task_type, task_id = _assign_jobs(job_runs, addresses,
                                              step.task_index)
-  per_task, task_gpus = _assign_gpus(step, gpus_per_node, gpus_per_task,
-                                     count_node_gpus)
-  return _Resolution(cluster, task_type, task_id, per_task, task_gpus)
+  gpus = _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus)
+  return _Resolution(cluster, task_type, task_id, gpus)
 
 
 def _count_nvidia_gpus(timeout=_SUBPROCESS_TIMEOUT_SECS):
@@ -1393,16 +1509,13 @@ def _task_gpus(step, resolution, task):
   """GPUs of a task of the step, as far as this task can tell, or None.
 
   Besides its own, a task knows the GPUs of the tasks on its node when Slurm
-  gave the node GPUs to split among them.
+  gave the node GPUs to deal among them.
   """
   if task == step.task_index:
-    return resolution.task_gpus
-  same_node = step.task_nodes[task] == step.task_nodes[step.task_index]
-  visible, per_task = step.gpus.visible, resolution.gpus_per_task
-  if step.gpus.bound_per_task or not visible or not same_node:
+    return resolution.gpus.task_gpus
+  if step.task_nodes[task] != step.task_nodes[step.task_index]:
     return None
-  start = step.local_indices[task] * per_task
-  return visible[start:start + per_task]
+  return resolution.gpus.of_local_task(step.local_indices[task])
 
 
 def _format_gpus(gpus):
@@ -1444,7 +1557,8 @@ def _explain(environ, args, out):
         step.gpus.source, _format_gpus(step.gpus.visible),
         'bound to this task by Slurm' if step.gpus.bound_per_task else
         "the node's, split among its tasks")
-  out.write('GPUs: %s; %d per task\n' % (gpus_note, resolution.gpus_per_task))
+  out.write('GPUs: %s; %d per task\n' % (gpus_note,
+                                          resolution.gpus.per_task))
   tasks = range(step.num_tasks) if args.all else [step.task_index]
   out.write('%-6s %-14s %-6s %-14s %-22s %s\n' %
             ('rank', 'node', 'local', 'task', 'address', 'GPUs'))
@@ -1505,7 +1619,8 @@ class SlurmClusterResolver(ClusterResolver):
   ranks 1-3 `worker:0..2`. Ports count up from `port_base` on each node.
 
   GPUs follow Slurm: if it gave the node's GPUs to all of its tasks
-  (`--gres=gpu:N`), the local tasks split `CUDA_VISIBLE_DEVICES` by local rank;
+  (`--gres=gpu:N`), the local tasks split `CUDA_VISIBLE_DEVICES` by local rank,
+  as many to every task as the busiest node allows;
   if it bound GPUs per task (`--gpus-per-task`, `--gpu-bind`), each task keeps
   its own. Without GPUs the resolver works too (0 GPUs per task).
   """
@@ -1553,9 +1668,12 @@ class SlurmClusterResolver(ClusterResolver):
         GPUs Slurm gave the node (`CUDA_VISIBLE_DEVICES`), else the number
         nvidia-smi reports, else 0.
       gpus_per_task: Number of GPUs to be used for each task. Defaults to the
-        GPUs Slurm bound to the task, else to an even split of
-        `gpus_per_node` among the tasks on this node. A given value must fit
-        the busiest node of the step.
+        GPUs Slurm bound to the task, else to `gpus_per_node` divided by the
+        tasks on the busiest node of the step, the same in every task; when
+        that is 0 and neither count was given, each task gets one GPU,
+        shared round-robin with the other tasks of its node (which then set
+        TF_FORCE_GPU_ALLOW_GROWTH=true unless it is set). A given value must
+        fit the busiest node of the step.
       tasks_per_node: Number of tasks running on each node: an int, or a dict
         mapping host names to task counts. Defaults to Slurm's
         `SLURM_STEP_TASKS_PER_NODE` (`SLURM_TASKS_PER_NODE` in a batch
@@ -1590,7 +1708,7 @@ class SlurmClusterResolver(ClusterResolver):
     self.task_id = resolution.task_id
     self.rpc_layer = rpc_layer
     if auto_set_gpu:
-      _set_cuda_visible_devices(resolution.task_gpus)
+      _set_cuda_visible_devices(resolution.gpus)
 
   def cluster_spec(self):
     """Returns the ClusterSpec of the step: every job's `host:port` list.
@@ -1630,17 +1748,26 @@ class SlurmClusterResolver(ClusterResolver):
                        config_proto=None):
     """Returns the number of GPUs each task uses, e.g. {'GPU': 2}."""
     del task_type, task_id, config_proto  # Every task uses as many.
-    return {'GPU': self._resolution.gpus_per_task}
+    return {'GPU': self._resolution.gpus.per_task}
 
 
-def _set_cuda_visible_devices(task_gpus):
-  """Sets CUDA_VISIBLE_DEVICES to `task_gpus` if that changes anything.
+def _set_cuda_visible_devices(gpus):
+  """Sets CUDA_VISIBLE_DEVICES to this task's GPUs if that changes anything.
 
   Slurm's own value is saved in `_SAVED_CVD_VAR`, so that another resolver in
   this task (this process or a child) splits Slurm's list, not this share.
+  A task that shares its GPU with other tasks of its node also sets
+  TF_FORCE_GPU_ALLOW_GROWTH=true, unless the user set it, so that none of
+  them reserves all of the GPU's memory.
+
+  Args:
+    gpus: The task's `_GpuAssignment`.
   """
+  task_gpus = gpus.task_gpus
   if task_gpus is None:
     return
+  if gpus.sharers > 1:
+    os.environ.setdefault('TF_FORCE_GPU_ALLOW_GROWTH', 'true')
   value = ','.join(task_gpus)
   if os.environ.get('CUDA_VISIBLE_DEVICES') == value:
     return

@@ -420,6 +420,12 @@ class _ResolverTestCase(parameterized.TestCase):
     """Makes `env` the whole environment for the rest of the test."""
     self.enter_context(mock.patch.dict(os.environ, env, clear=True))
 
+  def use_gpu_env(self, cvd, rank=1, tasks='2', rank_hosts='n1 n1', **more):
+    """One node `n1` whose tasks Slurm gave `cvd`."""
+    self.use_env(
+        _step_env('n1', tasks, rank_hosts, rank, CUDA_VISIBLE_DEVICES=cvd,
+                  SLURM_STEP_GPUS=cvd, **more))
+
   def set_run_result(self, result):
     """Makes the mocked `subprocess.run` raise or return `result`."""
     if isinstance(result, BaseException):
@@ -643,12 +649,6 @@ class HeterogeneousNumberingTest(_ResolverTestCase):
 class GpuTest(_ResolverTestCase):
   """GPUs follow Slurm's binding; CUDA_VISIBLE_DEVICES is written once."""
 
-  def use_gpu_env(self, cvd, rank=1, tasks='2', rank_hosts='n1 n1', **more):
-    """One node `n1` whose tasks Slurm gave `cvd`."""
-    self.use_env(
-        _step_env('n1', tasks, rank_hosts, rank, CUDA_VISIBLE_DEVICES=cvd,
-                  SLURM_STEP_GPUS=cvd, **more))
-
   @parameterized.named_parameters(('_first_task', 0, '4,5'),
                                   ('_second_task', 1, '6,7'))
   def testNodeGpusAreSplitByValueNotByIndex(self, rank, expected):
@@ -757,10 +757,11 @@ class GpuTest(_ResolverTestCase):
     self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 0}, resolver.num_accelerators())
 
-  def testTaskLeftWithoutGpusIsWarnedAndSeesNone(self):
+  def testExplicitGpusPerNodeBelowTheTaskCountLeavesTasksWithout(self):
+    # As TF 2.x: 2 GPUs per node for 4 tasks is 0 per task when asked for.
     self.use_gpu_env('0,1', rank=2, tasks='4', rank_hosts='n1 n1 n1 n1')
     with self.assertLogs(level='WARNING') as logs:
-      resolver = SlurmClusterResolver()
+      resolver = SlurmClusterResolver(gpus_per_node=2)
     self.assertIn('this task gets none', '\n'.join(logs.output))
     self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 0}, resolver.num_accelerators())
@@ -843,6 +844,161 @@ class GpuTest(_ResolverTestCase):
   def testGetNumGpusWithoutNvidiaSmiIsZero(self):
     self.use_env({})
     self.assertEqual(0, slurm_cluster_resolver.get_num_gpus())
+
+
+class DefaultGpuCountTest(_ResolverTestCase):
+  """Without gpus_per_task/gpus_per_node every worker gets as many GPUs."""
+
+  @parameterized.named_parameters(
+      # srun -N2 -n3 --gres=gpu:1 lays out 2,1.
+      ('_gres1_2_1', 'n[1-2]', '2,1', 'n1 n1 n2', '0', ['0', '0', '0']),
+      # srun -N2 -n4 -m cyclic --gres=gpu:2 lands 3,1.
+      ('_cyclic_gres2_3_1', 'n[1-2]', '3,1', 'n1 n2 n1 n1', '0,1',
+       ['0', '0', '1', '0'], 'cyclic'),
+      # srun -N2 -n6 --gpus-per-node=3 lays out 4,2.
+      ('_gpus_per_node3_4_2', 'n[1-2]', '4,2', 'n1 n1 n1 n1 n2 n2', '0,1,2',
+       ['0', '1', '2', '0', '0', '1']),
+      # srun -N3 -n5 --gres=gpu:3 lays out 3,1,1.
+      ('_gres3_3_1_1', 'n[1-3]', '3,1,1', 'n1 n1 n1 n2 n3', '0,1,2',
+       ['0', '1', '2', '0', '0']),
+      # srun -N2 -n3 --gres=gpu:4 lays out 2,1: 2 each, also on n2.
+      ('_gres4_2_1', 'n[1-2]', '2,1', 'n1 n1 n2', '0,1,2,3',
+       ['0,1', '2,3', '0,1']),
+  )
+  def testEveryTaskOfTheStepGetsTheSameNumberOfGpus(
+      self, nodelist, tasks, rank_hosts, cvd, expected, distribution=None):
+    for rank, gpus in enumerate(expected):
+      with self.subTest(rank=rank):
+        self.use_env(_step_env(
+            nodelist, tasks, rank_hosts, rank, CUDA_VISIBLE_DEVICES=cvd,
+            SLURM_DISTRIBUTION=distribution,
+            SLURM_STEP_GPUS=cvd, SLURM_GPUS_ON_NODE=str(len(cvd.split(',')))))
+        resolver = SlurmClusterResolver()
+        self.assertEqual(gpus, os.environ['CUDA_VISIBLE_DEVICES'])
+        self.assertEqual({'GPU': len(gpus.split(','))},
+                         resolver.num_accelerators())
+
+  def testTaskOnLessBusyNodeSaysItsGpusStayUnused(self):
+    # srun -N2 -n3 --gres=gpu:4, rank 2 alone on n2: 2 of its 4 GPUs.
+    self.use_env(_step_env('n[1-2]', '2,1', 'n1 n1 n2', 2,
+                           CUDA_VISIBLE_DEVICES='0,1,2,3',
+                           SLURM_GPUS_ON_NODE='4'))
+    with self.assertLogs(level='INFO') as logs:
+      SlurmClusterResolver()
+    self.assertRegex('\n'.join(logs.output),
+                     r'2 of this node\'s 4 GPUs stay unused.*gpus_per_task')
+
+  @parameterized.named_parameters(('_rank0', 0, '4'), ('_rank1', 1, '5'),
+                                  ('_rank2', 2, '4'))
+  def testFewerGpusThanTasksAreSharedRoundRobinByValue(self, rank, expected):
+    self.use_gpu_env('4,5', rank=rank, tasks='3', rank_hosts='n1 n1 n1',
+                     SLURM_GPUS_ON_NODE='2')
+    resolver = SlurmClusterResolver()
+    self.assertEqual(expected, os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+
+  @parameterized.named_parameters(
+      ('_uuids', 'GPU-8f2a1c3e-0000-1111-2222-333344445555,'
+       'GPU-19d0e6b7-6666-7777-8888-9999aaaabbbb',
+       'GPU-19d0e6b7-6666-7777-8888-9999aaaabbbb'),
+      ('_mig', 'MIG-GPU-aa/1/0,MIG-GPU-aa/2/0', 'MIG-GPU-aa/2/0'))
+  def testSharedGpusAreDealtByTheirNames(self, cvd, expected):
+    self.use_gpu_env(cvd, rank=3, tasks='4', rank_hosts='n1 n1 n1 n1')
+    SlurmClusterResolver()
+    self.assertEqual(expected, os.environ['CUDA_VISIBLE_DEVICES'])
+
+  def testTaskSharingItsGpuSetsAllowGrowth(self):
+    self.use_gpu_env('4,5', rank=2, tasks='3', rank_hosts='n1 n1 n1')
+    SlurmClusterResolver()
+    self.assertEqual('true', os.environ['TF_FORCE_GPU_ALLOW_GROWTH'])
+
+  def testTaskWithAGpuOfItsOwnSetsNoAllowGrowth(self):
+    # 3 tasks on GPUs 4,5: rank 1 is alone on GPU 5.
+    self.use_gpu_env('4,5', rank=1, tasks='3', rank_hosts='n1 n1 n1')
+    SlurmClusterResolver()
+    self.assertNotIn('TF_FORCE_GPU_ALLOW_GROWTH', os.environ)
+
+  def testAllowGrowthSetByTheUserIsKept(self):
+    self.use_gpu_env('4,5', rank=2, tasks='3', rank_hosts='n1 n1 n1',
+                     TF_FORCE_GPU_ALLOW_GROWTH='false')
+    SlurmClusterResolver()
+    self.assertEqual('false', os.environ['TF_FORCE_GPU_ALLOW_GROWTH'])
+
+  def testSharedGpuWithoutAutoSetGpuChangesNothing(self):
+    self.use_gpu_env('4,5', rank=2, tasks='3', rank_hosts='n1 n1 n1')
+    before = dict(os.environ)
+    resolver = SlurmClusterResolver(auto_set_gpu=False)
+    self.assertEqual(before, dict(os.environ))
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+
+  @parameterized.named_parameters(('_shared', 2, 'used by 2 task'),
+                                  ('_own', 1, 'used by 1 task'))
+  def testEveryTaskIsWarnedHowManyTasksUseItsGpu(self, rank, text):
+    self.use_gpu_env('4,5', rank=rank, tasks='3', rank_hosts='n1 n1 n1')
+    with self.assertLogs(level='WARNING') as logs:
+      SlurmClusterResolver()
+    self.assertIn(text, '\n'.join(logs.output))
+
+  def testHeterogeneousComponentsCountTheirOwnBusiestNode(self):
+    # srun -w n1 -n1 --gres=gpu:2 : -w n[2-3] -n3 --gres=gpu:4 (2,1): the
+    # GPU component's tasks get 4 // 2 each; component 0's one task both.
+    het = {'SLURM_HET_SIZE': '2', 'SLURM_JOB_NODELIST_HET_GROUP_0': 'n1',
+           'SLURM_JOB_NODELIST_HET_GROUP_1': 'n[2-3]',
+           'SLURM_DISTRIBUTION': 'block'}
+    cases = [(0, '0,1', '0,1'), (1, '0,1,2,3', '0,1'),
+             (2, '0,1,2,3', '2,3'), (3, '0,1,2,3', '0,1')]
+    for rank, cvd, expected in cases:
+      with self.subTest(rank=rank):
+        self.use_env(_step_env('n[1-3]', '1,2,1', 'n1 n2 n2 n3', rank,
+                               CUDA_VISIBLE_DEVICES=cvd, **het))
+        resolver = SlurmClusterResolver()
+        self.assertEqual(expected, os.environ['CUDA_VISIBLE_DEVICES'])
+        self.assertEqual({'GPU': 2}, resolver.num_accelerators())
+
+  def testHeterogeneousComponentWithMoreTasksThanGpusShares(self):
+    het = {'SLURM_HET_SIZE': '2', 'SLURM_JOB_NODELIST_HET_GROUP_0': 'n1',
+           'SLURM_JOB_NODELIST_HET_GROUP_1': 'n2',
+           'SLURM_DISTRIBUTION': 'block'}
+    self.use_env(_step_env('n[1-2]', '1,3', 'n1 n2 n2 n2', 3,
+                           CUDA_VISIBLE_DEVICES='0,1', **het))
+    resolver = SlurmClusterResolver()
+    self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual('true', os.environ['TF_FORCE_GPU_ALLOW_GROWTH'])
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+
+  def testGpusSpreadUnevenlyByGpusTotalWarnThatWorkersMayDiffer(self):
+    # salloc -N3 -n5 --gpus=5: n1 got 3 GPUs, n2 and n3 one each.
+    self.use_env(_step_env('n[1-3]', '3,1,1', 'n1 n1 n1 n2 n3', 0,
+                           CUDA_VISIBLE_DEVICES='0,1,2', SLURM_GPUS='5',
+                           SLURM_GPUS_ON_NODE='3'))
+    with self.assertLogs(level='WARNING') as logs:
+      SlurmClusterResolver()
+    self.assertRegex('\n'.join(logs.output),
+                     r'SLURM_GPUS=5 .* 3 nodes .* gave this one 3')
+
+  def testGpusTotalSpreadEvenlyIsNotWarned(self):
+    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 0,
+                           CUDA_VISIBLE_DEVICES='0,1', SLURM_GPUS='a100:4'))
+    with mock.patch.object(slurm_cluster_resolver.logging,
+                           'warning') as warning:
+      SlurmClusterResolver()
+    warning.assert_not_called()
+
+  def testMalformedGpusTotalIsValueErrorNamingIt(self):
+    self.use_env(_step_env('n1', '1', 'n1', 0, CUDA_VISIBLE_DEVICES='0',
+                           SLURM_GPUS='four'))
+    self.assertResolverFails(ValueError, r"SLURM_GPUS='four'")
+
+  def testExplainShowsTheSharedGpusTheResolverSets(self):
+    env = _step_env('n1', '3', 'n1 n1 n1', 2, CUDA_VISIBLE_DEVICES='4,5')
+    out = io.StringIO()
+    self.assertEqual(0, slurm_cluster_resolver.main(['--all'], environ=env,
+                                                    out=out))
+    rows = _explain_rows(out.getvalue())
+    self.assertEqual(['4', '5', '4'], [rows[rank][4] for rank in range(3)])
+    self.use_env(env)
+    SlurmClusterResolver()
+    self.assertEqual(rows[2][4], os.environ['CUDA_VISIBLE_DEVICES'])
 
 
 class ApiTest(_ResolverTestCase):
