@@ -14,7 +14,6 @@ import importlib.abc
 import importlib.util
 import os
 import sys
-import types
 
 # The repository root: the folder of this file (in Bazel, its runfiles copy).
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -43,35 +42,6 @@ class _OverlayFinder(importlib.abc.MetaPathFinder):
     return importlib.util.spec_from_file_location(fullname, filename)
 
 
-# `python -m` of this module runs the resolver's explain command, which needs
-# no TensorFlow. Importing its parent packages would load all of TensorFlow
-# (seconds); for that one command they are made plain packages instead.
-EXPLAIN_MODULE = "tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver"
-
-
-def _runs_explain_command():
-  # While site runs, sys.argv[0] is "-m" exactly when a module is run.
-  argv = getattr(sys, "orig_argv", [])
-  return sys.argv[:1] == ["-m"] and any(
-      a == "-m" and b == EXPLAIN_MODULE for a, b in zip(argv, argv[1:]))
-
-
-def _add_plain_parent_packages(root):
-  """Registers EXPLAIN_MODULE's parents without running their __init__."""
-  spec = importlib.util.find_spec("tensorflow")
-  if spec is None or not spec.submodule_search_locations:
-    return  # No pip TensorFlow: let the import fail as usual.
-  pip_root = os.path.dirname(list(spec.submodule_search_locations)[0])
-  parts = EXPLAIN_MODULE.split(".")[:-1]
-  for i in range(1, len(parts) + 1):
-    name = ".".join(parts[:i])
-    package = types.ModuleType(name)
-    package.__path__ = [
-        os.path.join(base, *parts[:i]) for base in (root, pip_root)
-    ]
-    sys.modules[name] = package
-
-
 def install(root=ROOT):
   """Puts the overlay finder first on `sys.meta_path`; idempotent.
 
@@ -88,5 +58,3 @@ def install(root=ROOT):
         "tensorflow was imported before tf_overlay.install(): the repository's "
         "modules would not replace pip TensorFlow's.")
   sys.meta_path.insert(0, _OverlayFinder(root))
-  if _runs_explain_command():
-    _add_plain_parent_packages(root)

@@ -14,25 +14,22 @@
 # ==============================================================================
 """One task of a real Slurm step: the explain command, hostlist modes, ports.
 
-  srun ... python inspect_task.py --out DIR
+  srun ... python inspect_task.py --out DIR [--hostlist-expansion MODE]
 
 Every task writes DIR/<SLURM_PROCID>.json with, in this order:
 
 - `explain`: the explain command run as a user would, in a child Python
-  (`python -m tensorflow.python.distribute.cluster_resolver.
-  slurm_cluster_resolver`), with `--tf-config` and with `--all`: exit status,
-  output and wall time of each call;
-- `explain_in_process`: the same command through the module's `main()` in
-  this process, with `CUDA_VISIBLE_DEVICES` and the resolver's own
-  `TF_SLURM_*` note before and after (the command must not change them);
-- `resolved`: `SlurmClusterResolver()` with default arguments (so the
-  hostlist expansion comes from TF_SLURM_HOSTLIST_EXPANSION, if the step
-  sets it): cluster, role, master, GPUs, and `CUDA_VISIBLE_DEVICES` after;
+  (`python -m tensorflow.python.distribute.cluster_resolver.slurm_explain`),
+  with `--tf-config` and with `--all` (and MODE): exit status, output and
+  wall time of each call;
+- `explain_in_process`: the same command through its `main()` in this
+  process, with `CUDA_VISIBLE_DEVICES` and `GPU_DEVICE_ORDINAL` before and
+  after (the command must not change them);
+- `resolved`: `SlurmClusterResolver(hostlist_expansion=MODE)`: cluster, role,
+  master, GPUs, and `CUDA_VISIBLE_DEVICES` after;
 - `expansions`: the cluster with hostlist_expansion 'builtin', 'scontrol' and
-  'check' (auto_set_gpu=False), and what 'check' does without scontrol on
-  PATH (it must fail: proof that it really asks scontrol), and what the
-  default does without scontrol (fails only if the variable says 'check' or
-  'scontrol');
+  'check' (auto_set_gpu=False), and what 'check' and 'builtin' do without
+  scontrol on PATH ('check' must fail: proof that it really asks scontrol);
 - `reserved`: what port_base='reserved' does (an error if Slurm reserved no
   ports: `srun --resv-ports=0`, or no `MpiParams=ports` in slurm.conf);
 - `explain_after`: `--tf-config` again, in a child started after the
@@ -54,12 +51,11 @@ import traceback
 
 import task_common
 
-SAVED_CVD_VAR = 'TF_SLURM_RESOLVER_CUDA_VISIBLE_DEVICES'
 
 
 def _gpu_env():
   return {name: os.environ.get(name)
-          for name in ('CUDA_VISIBLE_DEVICES', SAVED_CVD_VAR)}
+          for name in ('CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL')}
 
 
 def _error(exception):
@@ -69,7 +65,9 @@ def _error(exception):
 def main(argv):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--out', required=True)
+  parser.add_argument('--hostlist-expansion', default='builtin')
   args = parser.parse_args(argv[1:])
+  mode_args = ['--hostlist-expansion', args.hostlist_expansion]
   env = os.environ
   report = {
       'procid': env.get('SLURM_PROCID'),
@@ -78,30 +76,31 @@ def main(argv):
       'hostname': socket.gethostname(),
       'step_nodelist': env.get('SLURM_STEP_NODELIST'),
       'resv_ports': env.get('SLURM_STEP_RESV_PORTS'),
-      'hostlist_expansion_var': env.get('TF_SLURM_HOSTLIST_EXPANSION'),
       'cvd_before': env.get('CUDA_VISIBLE_DEVICES'),
       'explain': {
-          'tf_config': task_common.run_explain(['--tf-config']),
-          'all': task_common.run_explain(['--all']),
+          'tf_config': task_common.run_explain(['--tf-config'] + mode_args),
+          'all': task_common.run_explain(['--all'] + mode_args),
       },
   }
   try:
     # pylint: disable=g-import-not-at-top
     from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver as scr
+    from tensorflow.python.distribute.cluster_resolver import slurm_explain
     report['module_file'] = scr.__file__
 
     # The explain command in this process: prints, changes no variable.
     before = _gpu_env()
     out = io.StringIO()
     started = time.monotonic()
-    status = scr.main(['--all'], out=out)
+    status = slurm_explain.main(['--all'] + mode_args, out=out)
     report['explain_in_process'] = {
         'status': status, 'stdout': out.getvalue(),
         'seconds': time.monotonic() - started,
         'env_before': before, 'env_after': _gpu_env()}
 
     started = time.monotonic()
-    resolver = scr.SlurmClusterResolver()
+    resolver = scr.SlurmClusterResolver(
+        hostlist_expansion=args.hostlist_expansion)
     report['resolved'] = {
         'seconds': time.monotonic() - started,
         'task_type': resolver.task_type,
@@ -124,13 +123,12 @@ def main(argv):
         expansions[mode] = {'error': _error(e)}
       expansions[mode]['seconds'] = time.monotonic() - started
     # Without scontrol on PATH: 'check' must fail (it really runs scontrol);
-    # the default (None) fails exactly when TF_SLURM_HOSTLIST_EXPANSION names
-    # a mode that runs scontrol.
+    # 'builtin' needs none.
     path = env.get('PATH', '')
     env['PATH'] = '/nonexistent'
     try:
       for name, mode in (('check_without_scontrol', 'check'),
-                         ('default_without_scontrol', None)):
+                         ('builtin_without_scontrol', 'builtin')):
         try:
           scr.SlurmClusterResolver(auto_set_gpu=False, hostlist_expansion=mode)
           expansions[name] = {'error': None}
@@ -148,7 +146,8 @@ def main(argv):
       report['reserved'] = {'error': _error(e)}
   except Exception:  # pylint: disable=broad-except
     report['error'] = traceback.format_exc()
-  report['explain_after'] = task_common.run_explain(['--tf-config'])
+  report['explain_after'] = task_common.run_explain(['--tf-config'] +
+                                                   mode_args)
   text = json.dumps(report, sort_keys=True)
   os.makedirs(args.out, exist_ok=True)
   name = os.path.join(args.out, '%s.json' % report['procid'])

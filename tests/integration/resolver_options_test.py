@@ -34,7 +34,7 @@ cross-check, each in real srun steps of the Slurm lab (tools/slurm_lab).
   every rank on the node Slurm ran it on, and it leaves
   CUDA_VISIBLE_DEVICES alone. In the same step (`--resv-ports=0`)
   port_base='reserved' fails in every task with the clear error.
-- TF_SLURM_HOSTLIST_EXPANSION=check in a step over the whole mixed partition
+- hostlist_expansion='check' in a step over the whole mixed partition
   (`c[09-11],gpu1-ib,gpu2-ib,rack1-node01`): resolves, and the 'builtin',
   'scontrol' and 'check' expansions agree.
 
@@ -278,14 +278,14 @@ class ResolverOptionsTest(absltest.TestCase):
     out = os.path.join(self.tmp, 'het-resv')
     os.makedirs(out)
     name = self.lab.job_name('het-resv')
-    # The explain command (no TensorFlow) gives each task's address; the
-    # tasks then keep the step (and its reservations) until cancelled.
+    # The explain command gives each task's address; the tasks then keep
+    # the step (and its reservations) until cancelled.
     task = ('{py} -m {module} --tf-config --port-base reserved '
             '> {out}/$SLURM_PROCID.json 2> {out}/$SLURM_PROCID.err; '
             'touch {out}/$SLURM_PROCID.done; sleep 60').format(
                 out=out, py=self.lab.python,
                 module='tensorflow.python.distribute.cluster_resolver.'
-                'slurm_cluster_resolver')
+                'slurm_explain')
     holder = self.lab.start(
         ['srun', '--time=3', '--job-name', name, '-w', 'n9', '-n1', ':',
          '-w', 'n10', '-n2', 'sh', '-c', task], job_name=name, cwd=self.tmp)
@@ -335,10 +335,13 @@ class ResolverOptionsTest(absltest.TestCase):
     self.assertEqual(self.lab.wait_until_idle(), [])
 
   # ------------------------------------------------ explain and 'reserved'
-  def run_inspect_step(self, label, srun_args, num_tasks, env=None):
+  def run_inspect_step(self, label, srun_args, num_tasks,
+                       hostlist_expansion='builtin'):
     out = os.path.join(self.tmp, 'reports')
-    result = self.lab.srun(label, srun_args, INSPECT_TASK, ['--out', out],
-                           timeout=120, env=env, cwd=self.tmp)
+    result = self.lab.srun(
+        label, srun_args, INSPECT_TASK,
+        ['--out', out, '--hostlist-expansion', hostlist_expansion],
+        timeout=120, cwd=self.tmp)
     reports = step_checks.read_reports(out)
     self.assertEqual(result.returncode, 0, result.describe())
     self.assertEqual(sorted(reports), list(range(num_tasks)),
@@ -399,21 +402,20 @@ class ResolverOptionsTest(absltest.TestCase):
             _gpus_column(other['resolved']['env_after']['CUDA_VISIBLE_DEVICES']
                          if same_node else None), run['stdout'])
 
-      # The hostlist modes agree; without TF_SLURM_HOSTLIST_EXPANSION the
-      # default needs no scontrol, 'check' does.
+      # The hostlist modes agree; 'builtin' needs no scontrol, 'check'
+      # does.
       expansions = r['expansions']
       for mode in ('builtin', 'scontrol', 'check'):
         self.assertEqual(expansions[mode].get('cluster'), cluster,
                          '%s, %s: %s' % (where, mode, expansions[mode]))
-      self.assertIsNone(r['hostlist_expansion_var'], where)
-      self.assertIsNone(expansions['default_without_scontrol']['error'],
+      self.assertIsNone(expansions['builtin_without_scontrol']['error'],
                         where)
       self.assertIn('scontrol is not installed',
                     expansions['check_without_scontrol']['error']['message'],
                     where)
 
       # In this process, the same command prints the same and changes no
-      # variable (CUDA_VISIBLE_DEVICES, the resolver's note).
+      # GPU variable.
       in_process = r['explain_in_process']
       self.assertEqual(in_process['status'], 0, where)
       self.assertEqual(in_process['stdout'], run['stdout'], where)
@@ -421,7 +423,7 @@ class ResolverOptionsTest(absltest.TestCase):
                        where)
       self.assertEqual(in_process['env_before'],
                        {'CUDA_VISIBLE_DEVICES': '0,1',
-                        'TF_SLURM_RESOLVER_CUDA_VISIBLE_DEVICES': None}, where)
+                        'GPU_DEVICE_ORDINAL': '0,1'}, where)
 
       # No ports reserved: port_base='reserved' fails with the clear error.
       self.assertIsNone(r['resv_ports'], where)
@@ -445,16 +447,15 @@ class ResolverOptionsTest(absltest.TestCase):
   def test_hostlist_check_in_mixed_partition_step_agrees_with_scontrol(self):
     reports = self.run_inspect_step(
         'hostlist-check', ['-p', 'mixed', '-N6', '-n6'], 6,
-        env={'TF_SLURM_HOSTLIST_EXPANSION': 'check'})
+        hostlist_expansion='check')
     nodes = ['c09', 'c10', 'c11', 'gpu1-ib', 'gpu2-ib', 'rack1-node01']
     cluster = {'worker': ['%s:8888' % node for node in nodes]}
     for procid, r in sorted(reports.items()):
       where = 'rank %s on %s' % (procid, r['nodename'])
       self.assertEqual(r['step_nodelist'],
                        'c[09-11],gpu1-ib,gpu2-ib,rack1-node01', where)
-      self.assertEqual(r['hostlist_expansion_var'], 'check', where)
       self.assertEqual(r['nodename'], nodes[procid], where)
-      # SlurmClusterResolver() in 'check' mode (from the variable) resolves.
+      # SlurmClusterResolver(hostlist_expansion='check') resolves.
       resolved = r['resolved']
       self.assertEqual(resolved['cluster'], cluster, where)
       self.assertEqual((resolved['task_type'], resolved['task_id']),
@@ -464,13 +465,11 @@ class ResolverOptionsTest(absltest.TestCase):
       for mode in ('builtin', 'scontrol', 'check'):
         self.assertEqual(expansions[mode].get('cluster'), cluster,
                          '%s, %s: %s' % (where, mode, expansions[mode]))
-      # 'check' really ran scontrol: without it on PATH it fails, both as
-      # the argument and from TF_SLURM_HOSTLIST_EXPANSION.
-      for name in ('check_without_scontrol', 'default_without_scontrol'):
-        error = expansions[name]['error']
-        self.assertIsNotNone(error, '%s: %s succeeded' % (where, name))
-        self.assertIn('scontrol is not installed', error['message'], where)
-      # The explain command follows the variable too, and agrees.
+      # 'check' really ran scontrol: without it on PATH it fails.
+      error = expansions['check_without_scontrol']['error']
+      self.assertIsNotNone(error, '%s: check succeeded' % where)
+      self.assertIn('scontrol is not installed', error['message'], where)
+      # The explain command with --hostlist-expansion check agrees.
       run = r['explain']['tf_config']
       self.assertEqual(run['status'], 0, '%s: %s' % (where, run))
       self.assertEqual(json.loads(run['stdout']), _tf_config(resolved), where)

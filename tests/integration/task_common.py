@@ -4,8 +4,7 @@ import subprocess
 import sys
 import time
 
-EXPLAIN_MODULE = ('tensorflow.python.distribute.cluster_resolver.'
-                  'slurm_cluster_resolver')
+EXPLAIN_MODULE = 'tensorflow.python.distribute.cluster_resolver.slurm_explain'
 
 
 def run_explain(args, timeout=60):

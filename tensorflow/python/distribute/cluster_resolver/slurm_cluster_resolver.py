@@ -1,10 +1,10 @@
-# Copyright 2018 The TensorFlow Authors. All Rights Reserved.
+# Copyright 2018-2020 The TensorFlow Authors. All Rights Reserved.
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
 # you may not use this file except in compliance with the License.
 # You may obtain a copy of the License at
 #
-#     http://www.apache.org/licenses/LICENSE-2.0
+# http://www.apache.org/licenses/LICENSE-2.0
 #
 # Unless required by applicable law or agreed to in writing, software
 # distributed under the License is distributed on an "AS IS" BASIS,
@@ -12,68 +12,27 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""Implementation of Cluster Resolvers for the Slurm workload manager.
+"""Implementation of Cluster Resolvers for Slurm workload manager."""
 
-The module has three layers, each built only on the one before it:
-
-1. The hostlist grammar: `expand_hostlist` and `expand_tasks_per_node` turn
-   Slurm's compressed strings (`n[09-11],gpu1-ib`, `4(x2),1`) into lists.
-2. A model of the Slurm step: `_SlurmStep` says on which node every task of
-   the step runs and which GPUs Slurm lets this task see. It is read from the
-   environment by `_read_step`, following Slurm's task distribution rules
-   (block, cyclic, plane, arbitrary, heterogeneous steps), and checked against
-   what this task can see of the truth (`SLURMD_NODENAME`, `SLURM_NODEID`,
-   `SLURM_LOCALID`, `SLURM_GTIDS`).
-3. The mapping to TensorFlow: `_resolve` turns a step into jobs, `host:port`
-   addresses and this task's GPUs. `SlurmClusterResolver` runs it once, then
-   sets `CUDA_VISIBLE_DEVICES`.
-
-Only `SlurmClusterResolver.__init__` and the small readers it calls touch the
-outside world (environment, files, subprocesses); everything else is pure.
-"""
-
-import argparse
-import bisect
-import collections
 import dataclasses
-import functools
-import itertools
-import json
 import os
 import re
 import subprocess
-import sys
 from typing import Mapping, Optional, Sequence, Tuple
 
-from absl import logging
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+from tensorflow.python.distribute.cluster_resolver import slurm_step
+from tensorflow.python.distribute.cluster_resolver.cluster_resolver import ClusterResolver
+from tensorflow.python.distribute.cluster_resolver.cluster_resolver import format_master_url
+from tensorflow.python.platform import tf_logging as logging
+from tensorflow.python.training.server_lib import ClusterSpec
+from tensorflow.python.util.tf_export import tf_export
 
-# Slurm refuses a bracket range (`LO-HI`) of more hosts than this, and a
-# bracket group other than the last of more hosts in all (MAX_RANGE and
-# MAX_PREFIX_CNT in Slurm's src/common/hostlist.{c,h}).
-MAX_RANGE = 64 * 1024
-# The most names one expression may expand to. Slurm sets no total, but no
-# step has more nodes (or tasks) than this; larger results are refused before
-# anything is allocated.
-MAX_HOSTS = 1024 * 1024
+# The hostlist grammar, where TensorFlow always had it.
+expand_hostlist = slurm_hostlist.expand_hostlist
+expand_tasks_per_node = slurm_hostlist.expand_tasks_per_node
 
-_BRACKET_RE = re.compile(r'[\[\]]')
-# An item of a hostlist whose brackets are balanced: text up to a separator
-# (a comma, space, tab or newline), with bracket groups that may hold
-# separators.
-_HOSTLIST_ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]|\[[^\]]*\])+')
-_RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
-# Slurm reads range bounds as unsigned 64-bit numbers.
-_MAX_RANGE_BOUND = 2**64 - 1
-# `_numbered_names` writes a number as a head and one of these tails...
-_TAIL_DIGITS = 3
-_TAIL_BLOCK = 10**_TAIL_DIGITS
-_TAILS = tuple('%0*d' % (_TAIL_DIGITS, tail) for tail in range(_TAIL_BLOCK))
-# ... in ranges of at least this many numbers; `_group_names` formats the
-# numbers of shorter ones one by one.
-_SHORT_RANGE = 16
-_TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
 _JOB_NAME_RE = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
-_NO_GPUS = ('', 'NoDevFiles')
 _MAX_PORT = 65535
 # port_base='derived' picks a block of ports in [_DERIVED_PORTS_START,
 # _DERIVED_PORTS_END) from the job and step ids.
@@ -83,911 +42,10 @@ _DERIVED_PORTS_START = 20000
 _DERIVED_PORTS_END = 32768
 _DERIVED_PORTS_BLOCK = 64
 _SUBPROCESS_TIMEOUT_SECS = 30
-# Where the resolver notes, as JSON [task, Slurm's value, value written], the
-# CUDA_VISIBLE_DEVICES it replaced, so that another resolver in the same task
-# (this process or a child) starts from Slurm's value and not from its share.
-_SAVED_CVD_VAR = 'TF_SLURM_RESOLVER_CUDA_VISIBLE_DEVICES'
-
-# ------------------------------------------------------------------------------
-# Layer 1: the hostlist grammar.
-# ------------------------------------------------------------------------------
-
-
-def _split_hostlist(hostlist):
-  """Splits a hostlist at separators outside brackets; drops empty items."""
-  depth = 0
-  for bracket in _BRACKET_RE.finditer(hostlist):
-    if bracket.group() == '[':
-      if depth:
-        raise ValueError('Invalid hostlist %r: nested "[" at position %d' %
-                         (hostlist, bracket.start()))
-      depth = 1
-    else:
-      if not depth:
-        raise ValueError('Invalid hostlist %r: "]" without "[" at position %d'
-                         % (hostlist, bracket.start()))
-      depth = 0
-  if depth:
-    raise ValueError('Invalid hostlist %r: "[" without "]"' % hostlist)
-  return _HOSTLIST_ITEM_RE.findall(hostlist)
-
-
-def _parse_ranges(hostlist, body):
-  """Parses a bracket body such as `01-03,7` into (lo, hi, width) triples."""
-  ranges = []
-  for part in body.split(','):
-    match = _RANGE_RE.fullmatch(part)
-    if not match:
-      raise ValueError(
-          'Invalid hostlist %r: bad range %r in "[%s]"; expected N or LO-HI '
-          'with decimal digits' % (hostlist, part, body))
-    lo = int(match.group(1))
-    hi = int(match.group(2)) if match.group(2) else lo  # Slurm: `3-` is 3.
-    if hi > _MAX_RANGE_BOUND:
-      raise ValueError('Invalid hostlist %r: %d in range %r is above 2**64-1' %
-                       (hostlist, hi, part))
-    if lo > hi:
-      raise ValueError('Invalid hostlist %r: range %r goes down (%d > %d)' %
-                       (hostlist, part, lo, hi))
-    if hi - lo + 1 > MAX_RANGE:
-      raise ValueError(
-          'Invalid hostlist %r: range %r has %d hosts, more than Slurm\'s '
-          'limit of %d per range' % (hostlist, part, hi - lo + 1, MAX_RANGE))
-    ranges.append((lo, hi, len(match.group(1))))
-  return ranges
-
-
-def _parse_host_pattern(hostlist, item):
-  """Splits one item into literal texts and bracket groups.
-
-  Returns:
-    (texts, groups): len(texts) == len(groups) + 1; the names are
-    texts[0] + g0 + texts[1] + g1 + ... + texts[-1] for every choice of a
-    number from each group (see `_expand_pattern` for their order).
-  """
-  texts = []
-  groups = []
-  position = 0
-  while True:
-    open_at = item.find('[', position)
-    if open_at < 0:
-      texts.append(item[position:])
-      return texts, groups
-    close_at = item.index(']', open_at)  # _split_hostlist checked the balance.
-    body = item[open_at + 1:close_at]
-    if not body:
-      raise ValueError('Invalid hostlist %r: empty brackets in %r' %
-                       (hostlist, item))
-    texts.append(item[position:open_at])
-    groups.append(_parse_ranges(hostlist, body))
-    position = close_at + 1
-
-
-def _group_size(group):
-  return sum(hi - lo + 1 for lo, hi, _ in group)
-
-
-def _pattern_size(hostlist, groups):
-  """Counts a pattern's names; checks Slurm's limit on all but the last group."""
-  size = 1
-  for i, group in enumerate(groups):
-    group_size = _group_size(group)
-    if i < len(groups) - 1 and group_size > MAX_RANGE:
-      raise ValueError(
-          'Invalid hostlist %r: bracket group %d has %d hosts, more than '
-          'Slurm\'s limit of %d for a group before the last' %
-          (hostlist, i + 1, group_size, MAX_RANGE))
-    size *= group_size
-  return size
-
-
-def _numbered_names(prefix, lo, hi, width, suffix):
-  """Returns `prefix + '%0*d' % (width, n) + suffix` for n from lo to hi.
-
-  A number is written as its head `n // 1000`, zero-padded to `width - 3`,
-  and a three-digit tail from `_TAILS`: a whole block of 1,000 names then
-  costs one head and a concatenation per name, not a number formatting per
-  name. Numbers below 1000 are formatted one by one unless `width` pads them
-  beyond three digits.
-
-  Args:
-    prefix: The text before the number.
-    lo: The first number.
-    hi: The last number.
-    width: The width to zero-pad numbers to.
-    suffix: The text after the number.
-  """
-  formatted_end = _TAIL_BLOCK if width <= _TAIL_DIGITS else 0
-  names = ['%s%0*d%s' % (prefix, width, number, suffix)
-           for number in range(lo, min(hi + 1, formatted_end))]
-  for head in range(max(lo, formatted_end) // _TAIL_BLOCK,
-                    hi // _TAIL_BLOCK + 1):
-    start = head * _TAIL_BLOCK
-    tails = _TAILS[max(lo - start, 0):min(hi - start, _TAIL_BLOCK - 1) + 1]
-    if suffix:
-      tails = [tail + suffix for tail in tails]
-    head_text = '%s%0*d' % (prefix, max(width - _TAIL_DIGITS, 0), head)
-    names += [head_text + tail for tail in tails]
-  return names
-
-
-def _is_short(number_range):
-  lo, hi, _ = number_range
-  return hi - lo < _SHORT_RANGE
-
-
-def _group_names(prefix, group, suffix=''):
-  """Returns `prefix + number + suffix` for every number of a bracket group.
-
-  The numbers of a long range are written by `_numbered_names`; those of
-  short ranges (a fragmented node list has thousands) are formatted one by
-  one, a run of short ranges in one pass.
-
-  Args:
-    prefix: The text before the number.
-    group: A parsed bracket group: (lo, hi, width) ranges.
-    suffix: The text after the number.
-  """
-  names = []
-  for short, ranges in itertools.groupby(group, key=_is_short):
-    if short:
-      names += ['%s%0*d%s' % (prefix, width, number, suffix)
-                for lo, hi, width in ranges for number in range(lo, hi + 1)]
-    else:
-      for lo, hi, width in ranges:
-        names += _numbered_names(prefix, lo, hi, width, suffix)
-  return names
-
-
-def _expand_pattern(texts, groups):
-  """Expands one parsed item in the order `scontrol show hostnames` prints.
-
-  The last group varies fastest; the others, nested around it, vary from the
-  first (fastest) to the next-to-last (slowest). For two groups this is plain
-  row-major order: `r[1-2]n[1-2]` gives r1n1 r1n2 r2n1 r2n2.
-
-  Args:
-    texts: Literal texts around the groups, one more than `groups`.
-    groups: Parsed bracket groups.
-
-  Returns:
-    The list of names.
-  """
-  if not groups:
-    return [texts[0]]
-  if len(groups) == 1:
-    prefix, suffix = texts
-    return _group_names(prefix, groups[0], suffix)
-  values = [_group_names('', group) for group in groups]
-  order = list(range(len(groups) - 2, -1, -1)) + [len(groups) - 1]
-  names = []
-  for combination in itertools.product(*(values[i] for i in order)):
-    chosen = dict(zip(order, combination))
-    names.append(''.join(texts[i] + chosen[i] for i in range(len(groups))) +
-                 texts[-1])
-  return names
-
-
-def expand_hostlist(hostlist):
-  """Expands a Slurm hostlist expression into a list of host names.
-
-  Follows `scontrol show hostnames`: items are separated by commas or
-  whitespace; a bracket holds a comma list of numbers and `LO-HI` ranges,
-  zero-padded to the width of the low bound; an item with several bracket
-  groups expands to every combination, in scontrol's order; text may follow a
-  bracket (`node[1-2]-ib`, as Slurm 23.11 accepts). Order and duplicates are
-  kept. Where Slurm's parser accepts junk (unbalanced brackets, signs or
-  spaces in ranges), this raises instead.
-
-  Input: 'n[1-2],m5,o[3-4,6,7-9]'
-  Output: ['n1', 'n2', 'm5', 'o3', 'o4', 'o6', 'o7', 'o8', 'o9']
-
-  Args:
-    hostlist: The hostlist expression, e.g. `SLURM_STEP_NODELIST`.
-
-  Returns:
-    The list of host names.
-
-  Raises:
-    ValueError: If the expression is malformed (unbalanced, nested or empty
-      brackets, non-digits or a descending range in brackets), a range has more
-      than `MAX_RANGE` hosts, or the whole list more than `MAX_HOSTS`. Nothing
-      large is allocated before these checks.
-  """
-  if not isinstance(hostlist, str):
-    raise ValueError('Invalid hostlist %r: expected a string' % (hostlist,))
-  items = _split_hostlist(hostlist)
-  # An item without brackets is a name as it stands (None here): a long list
-  # of names then costs no parsed object per name.
-  patterns = [
-      _parse_host_pattern(hostlist, item) if '[' in item else None
-      for item in items
-  ]
-  total = 0
-  for pattern in patterns:
-    total += 1 if pattern is None else _pattern_size(hostlist, pattern[1])
-    if total > MAX_HOSTS:
-      raise ValueError('Invalid hostlist %r: expands to more than %d hosts' %
-                       (hostlist, MAX_HOSTS))
-  hosts = []
-  for item, pattern in zip(items, patterns):
-    if pattern is None:
-      hosts.append(item)
-    else:
-      hosts.extend(_expand_pattern(*pattern))
-  return hosts
-
-
-def expand_tasks_per_node(tasks_per_node):
-  """Expands Slurm's compressed tasks-per-node list.
-
-  The order is preserved so that entry i belongs to node i of the node list.
-  Input: '3(x2),2,1'
-  Output: [3, 3, 2, 1]
-
-  Args:
-    tasks_per_node: The string, e.g. `SLURM_STEP_TASKS_PER_NODE`.
-
-  Returns:
-    The list of task counts.
-
-  Raises:
-    ValueError: If the string is malformed or expands to more than
-      `MAX_HOSTS` entries.
-  """
-  if not isinstance(tasks_per_node, str):
-    raise ValueError('Invalid tasks-per-node list %r: expected a string' %
-                     (tasks_per_node,))
-  parsed = []
-  total = 0
-  for part in tasks_per_node.split(','):
-    match = _TASKS_PER_NODE_RE.fullmatch(part)
-    if not match:
-      raise ValueError(
-          'Invalid tasks-per-node list %r: bad entry %r; expected N or N(xK)'
-          % (tasks_per_node, part))
-    repeat = int(match.group(2) or 1)
-    if repeat < 1:
-      raise ValueError('Invalid tasks-per-node list %r: entry %r repeats '
-                       'zero times' % (tasks_per_node, part))
-    total += repeat
-    if total > MAX_HOSTS:
-      raise ValueError('Invalid tasks-per-node list %r: more than %d entries' %
-                       (tasks_per_node, MAX_HOSTS))
-    parsed.append((int(match.group(1)), repeat))
-  counts = []
-  for count, repeat in parsed:
-    counts += [count] * repeat
-  return counts
-
-
-def _expand_hostlist_with_scontrol(hostlist, timeout=_SUBPROCESS_TIMEOUT_SECS):
-  """Expands a hostlist with `scontrol show hostnames`, as TF r1.15 did."""
-  command = ['scontrol', 'show', 'hostnames', hostlist]
-  try:
-    result = subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, check=False)
-  except FileNotFoundError:
-    raise RuntimeError('Cannot expand hostlist %r: scontrol is not installed '
-                       'or not on PATH' % hostlist) from None
-  except subprocess.TimeoutExpired:
-    raise RuntimeError('Cannot expand hostlist %r: %r did not finish within '
-                       '%s s' % (hostlist, command, timeout)) from None
-  output = '%s\n%s' % (result.stdout, result.stderr)
-  if result.returncode != 0:
-    raise RuntimeError('Cannot expand hostlist %r: %r exited with status %d: '
-                       '%s' % (hostlist, command, result.returncode,
-                               output.strip()))
-  if 'invalid hostlist' in output.lower():
-    # scontrol 22.05 reports a bad expression this way with exit status 0.
-    raise ValueError('Invalid hostlist %r: scontrol says %s' %
-                     (hostlist, output.strip()))
-  return result.stdout.split()
-
-
-# ------------------------------------------------------------------------------
-# Layer 2: a model of the Slurm step.
-# ------------------------------------------------------------------------------
 
 
 @dataclasses.dataclass(frozen=True)
-class _SlurmGpus:
-  """What Slurm says of the GPUs of this task.
-
-  Attributes:
-    visible: The GPU ids this task may use, as `CUDA_VISIBLE_DEVICES` names
-      them, or None when nothing says which GPUs exist.
-    source: The variable `visible` came from.
-    bound_per_task: Whether Slurm already gave this task its own GPUs
-      (`--gpus-per-task`, `--gpu-bind`), so that they are not to be split.
-    on_node: GPUs Slurm gave this node (`SLURM_GPUS_ON_NODE`), if known.
-    step_total: GPUs of the whole job when it asked for a total
-      (`--gpus=N`: `SLURM_GPUS`), which Slurm may spread unevenly over the
-      nodes; None otherwise.
-  """
-  visible: Optional[Tuple[str, ...]] = None
-  source: str = 'CUDA_VISIBLE_DEVICES'
-  bound_per_task: bool = False
-  on_node: Optional[int] = None
-  step_total: Optional[int] = None
-
-
-@dataclasses.dataclass(frozen=True)
-class _Runs:
-  """The tasks of a Slurm step, by rank, as runs of consecutive ranks.
-
-  Run i is the ranks `firsts[i]` to `firsts[i] + counts[i] - 1`, all on node
-  `nodes[i]` (an index into the step's nodes), where they are the tasks of
-  local indices `starts[i]` to `starts[i] + counts[i] - 1`; a task's local
-  index is its index among the step's tasks on its node, in rank order. The
-  block distribution has one run per node, cyclic one per task: the work on
-  a block step grows with its nodes, not with its tasks. The runs are kept
-  as columns, so that a step of many nodes needs no object per node.
-  """
-  firsts: Sequence[int]
-  nodes: Sequence[int]
-  starts: Sequence[int]
-  counts: Sequence[int]
-
-  @classmethod
-  def from_rows(cls, rows):
-    """Makes the runs from (first, node, start, count) rows in rank order."""
-    columns = tuple(zip(*rows))
-    return cls(*columns) if columns else cls((), (), (), ())
-
-  def __iter__(self):
-    """Yields (first, node, start, count) for every run, in rank order."""
-    return zip(self.firsts, self.nodes, self.starts, self.counts)
-
-
-@dataclasses.dataclass(frozen=True)
-class _SlurmStep:
-  """Where every task of a Slurm step runs, and what this task may use.
-
-  Attributes:
-    nodes: The step's node names, in the order Slurm numbers them
-      (`SLURM_NODEID`).
-    tasks_per_node: The number of tasks on each of `nodes`.
-    runs: Where every task of the step runs, by Slurm rank (`SLURM_PROCID`),
-      as `_Runs`.
-    task_index: This process's rank.
-    gpus: What Slurm says of this task's GPUs (`_SlurmGpus`).
-    node_components: For every node, its heterogeneous job component
-      (`srun A : B`), or None if the step is not heterogeneous.
-    counts_source: Where the tasks per node came from, for error messages.
-    reserved_ports: The ports Slurm reserved for the step on every node
-      (`srun --resv-ports`: `SLURM_STEP_RESV_PORTS`), or None.
-    job_step: (`SLURM_JOB_ID`, `SLURM_STEP_ID`) as ints, 0 where unset.
-  """
-  nodes: Tuple[str, ...]
-  tasks_per_node: Tuple[int, ...]
-  runs: _Runs
-  task_index: int
-  gpus: '_SlurmGpus' = None
-  node_components: Optional[Tuple[int, ...]] = None
-  counts_source: str = ''
-  reserved_ports: Optional[Tuple[int, ...]] = None
-  job_step: Tuple[int, int] = (0, 0)
-
-  @property
-  def num_tasks(self):
-    return sum(self.tasks_per_node)
-
-  @property
-  def heterogeneous(self):
-    return self.node_components is not None
-
-  def place(self, rank):
-    """Returns (node index, local index) of the task of rank `rank`."""
-    runs = self.runs
-    run = bisect.bisect_right(runs.firsts, rank) - 1
-    return runs.nodes[run], runs.starts[run] + rank - runs.firsts[run]
-
-  def node_ranks(self, node):
-    """Returns the ranks of the tasks on node index `node`, in order."""
-    return [
-        rank for first, run_node, _, count in self.runs if run_node == node
-        for rank in range(first, first + count)
-    ]
-
-  @functools.cached_property
-  def task_nodes(self):
-    """For every task, by rank, the index into `nodes` of its node."""
-    return [node for _, node, _, count in self.runs for _ in range(count)]
-
-  @functools.cached_property
-  def local_indices(self):
-    """Each task's index among the step's tasks on its node, by rank."""
-    return [
-        index for _, _, local, count in self.runs
-        for index in range(local, local + count)
-    ]
-
-
-def _runs(task_nodes, num_nodes):
-  """Returns the `_Runs` of the node index of every rank."""
-  rows = []
-  seen = [0] * num_nodes
-  first = 0
-  for node, ranks in itertools.groupby(task_nodes):
-    count = sum(1 for _ in ranks)
-    rows.append((first, node, seen[node], count))
-    seen[node] += count
-    first += count
-  return _Runs.from_rows(rows)
-
-
-def _deal(counts, chunk):
-  """Deals ranks to nodes in turn, `chunk` at a time, skipping full nodes.
-
-  This is Slurm's cyclic (chunk 1) and plane (chunk = plane size)
-  distribution. The work is linear in the number of tasks.
-
-  Args:
-    counts: Tasks on each node, in node order.
-    chunk: How many consecutive ranks a node takes per turn.
-
-  Returns:
-    The `_Runs` of the step: a run per turn of a node.
-  """
-  left = list(counts)
-  active = [node for node, count in enumerate(counts) if count]
-  rows = []
-  first = 0
-  while active:
-    for node in active:
-      take = min(chunk, left[node])
-      rows.append((first, node, counts[node] - left[node], take))
-      first += take
-      left[node] -= take
-    active = [node for node in active if left[node]]
-  return _Runs.from_rows(rows)
-
-
-def _block(counts):
-  """Returns the `_Runs` of the block distribution: one run per node."""
-  firsts = tuple(itertools.accumulate(counts, initial=0))[:-1]
-  return _Runs(firsts, range(len(counts)), (0,) * len(counts), tuple(counts))
-
-
-def _parse_distribution(distribution, plane_size):
-  """Returns ('block'|'cyclic'|'plane'|'arbitrary', chunk) for nodes.
-
-  Args:
-    distribution: `SLURM_DISTRIBUTION`, e.g. 'cyclic', 'block:cyclic',
-      'plane', 'arbitrary'; None when unset (Slurm's default is block).
-    plane_size: `SLURM_DIST_PLANESIZE`, or None.
-  """
-  if not distribution:
-    return 'block', 1
-  node_level = distribution.split(',')[0].split(':')[0].strip().lower()
-  if node_level in ('block', '*', 'unknown'):
-    return 'block', 1
-  if node_level in ('cyclic', 'arbitrary'):
-    return node_level, 1
-  if node_level.startswith('plane'):
-    size = node_level[len('plane='):] if '=' in node_level else plane_size
-    if size is None:
-      raise RuntimeError('SLURM_DISTRIBUTION=%r needs SLURM_DIST_PLANESIZE, '
-                         'which is not set' % distribution)
-    return 'plane', _positive_int('SLURM_DIST_PLANESIZE', size)
-  raise ValueError('SLURM_DISTRIBUTION=%r: unknown task distribution %r; '
-                   'expected block, cyclic, plane or arbitrary' %
-                   (distribution, node_level))
-
-
-def _positive_int(name, value, minimum=1):
-  """Parses `value` of variable `name` as an int >= minimum."""
-  text = str(value).strip()
-  if not re.fullmatch('[0-9]+', text) or int(text) < minimum:
-    raise ValueError('%s=%r: expected an integer >= %d' %
-                     (name, value, minimum))
-  return int(text)
-
-
-def _hostfile_runs(path, nodes, counts, expand):
-  """Reads the arbitrary distribution's host of each rank from SLURM_HOSTFILE.
-
-  Args:
-    path: The file named by `SLURM_HOSTFILE`: host names or hostlists, one or
-      more per line, `#` starts a comment.
-    nodes: The step's node names.
-    counts: Tasks on each node.
-    expand: The hostlist expander.
-
-  Returns:
-    The `_Runs` of the step.
-
-  Raises:
-    RuntimeError: If the file cannot be read (tasks that could not read it
-      would number the step differently), or contradicts the step's node
-      list or counts.
-    ValueError: If a line is not a hostlist.
-  """
-  try:
-    with open(path) as hostfile:
-      lines = hostfile.read().splitlines()
-  except OSError as e:
-    raise RuntimeError(
-        'SLURM_HOSTFILE=%r cannot be read (%s); the arbitrary distribution '
-        'needs it on every node, e.g. on a shared filesystem' %
-        (path, e.strerror or e)) from None
-  names = []
-  for number, line in enumerate(lines, 1):
-    names.extend(_parse_variable('SLURM_HOSTFILE', path, lambda _: expand(
-        line.split('#', 1)[0]), ', line %d' % number))
-  names = names[:sum(counts)]
-  index = {node: i for i, node in enumerate(nodes)}
-  unknown = sorted(set(names) - set(index))
-  if unknown:
-    raise RuntimeError('SLURM_HOSTFILE=%r names hosts %s that are not in the '
-                       'step node list %s' % (path, unknown, list(nodes)))
-  task_nodes = [index[name] for name in names]
-  if collections.Counter(task_nodes) != collections.Counter(
-      dict(enumerate(counts))):
-    raise RuntimeError(
-        'SLURM_HOSTFILE=%r puts %d ranks on nodes %s, but Slurm says the '
-        'step runs %s tasks on them' %
-        (path, len(names), list(nodes), counts))
-  return _runs(task_nodes, len(nodes))
-
-
-@dataclasses.dataclass(frozen=True)
-class _StepVariables:
-  """The raw Slurm variables that describe a step, with their names."""
-  nodelist_var: str
-  tasks_per_node_var: str
-  num_tasks_var: str
-  is_batch: bool
-
-
-_STEP_VARIABLES = _StepVariables(
-    'SLURM_STEP_NODELIST', 'SLURM_STEP_TASKS_PER_NODE', 'SLURM_STEP_NUM_TASKS',
-    is_batch=False)
-_JOB_VARIABLES = _StepVariables(
-    'SLURM_JOB_NODELIST', 'SLURM_TASKS_PER_NODE', 'SLURM_NTASKS',
-    is_batch=True)
-
-
-def _require(environ, name, hint=''):
-  try:
-    return environ[name]
-  except KeyError:
-    raise RuntimeError('%s is not set: not running inside a Slurm task?%s' %
-                       (name, hint)) from None
-
-
-def _het_components(environ, nodes, expand):
-  """Returns the heterogeneous job component of each node, or None.
-
-  In a heterogeneous step (`srun A : B`), `SLURM_STEP_NODELIST` is the merged,
-  name-sorted list, while ranks run over the components in order, block-wise
-  within each, and `SLURM_NODEID` follows component order too. Each
-  component's nodes are in `SLURM_JOB_NODELIST_HET_GROUP_<n>` (Slurm 22.05:
-  `..._PACK_GROUP_<n>`); components never share a node.
-
-  Args:
-    environ: The environment.
-    nodes: The step's node names.
-    expand: The hostlist expander.
-
-  Returns:
-    The component of each of `nodes`, or None outside heterogeneous steps.
-
-  Raises:
-    RuntimeError: If a component's node list is missing or the lists leave a
-      node of the step out.
-  """
-  size_var = next((name for name in ('SLURM_HET_SIZE', 'SLURM_PACK_SIZE')
-                   if name in environ), None)
-  if size_var is None:
-    return None
-  size = _positive_int(size_var, environ[size_var])
-  component_of = {}
-  for component in range(size):
-    names = ['SLURM_JOB_NODELIST_%s_%d' % (kind, component)
-             for kind in ('HET_GROUP', 'PACK_GROUP')]
-    name = next((name for name in names if name in environ), None)
-    if name is None:
-      raise RuntimeError('%s is not set (nor %s, its Slurm 22.05 name) in a '
-                         'heterogeneous step (%s=%d): the nodes of component '
-                         '%d are unknown' %
-                         (names[0], names[1], size_var, size, component))
-    for node in _parse_variable(name, environ[name], expand):
-      component_of.setdefault(node, component)
-  missing = [node for node in nodes if node not in component_of]
-  if missing:
-    raise RuntimeError('Nodes %s of the heterogeneous step are in no '
-                       'component\'s SLURM_JOB_NODELIST_HET_GROUP_<n>' % missing)
-  return [component_of[node] for node in nodes]
-
-
-def _het_task_index(environ, nodes, counts):
-  """Returns this task's index in a heterogeneous step: its node-major slot.
-
-  A task sees only its own component's SLURM_DISTRIBUTION, so no task can
-  place the ranks of the other components. Tasks are numbered node by node
-  instead, in component order (the same as Slurm's ranks when every
-  component is laid out block-wise, Slurm's default), which every task
-  computes alike; a task finds itself by its node and SLURM_LOCALID.
-  """
-  name = _require(environ, 'SLURMD_NODENAME')
-  if name not in nodes:
-    raise RuntimeError('SLURMD_NODENAME=%r is not in the step node list %s' %
-                       (name, list(nodes)))
-  node = nodes.index(name)
-  local = _positive_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'),
-                        minimum=0)
-  if local >= counts[node]:
-    raise RuntimeError('SLURM_LOCALID=%d but node %r runs %d tasks of the step'
-                       % (local, name, counts[node]))
-  return sum(counts[:node]) + local
-
-
-def _layout(environ, nodes, counts, expand, is_batch):
-  """Orders the nodes as Slurm numbers them and places every rank on one.
-
-  Returns:
-    (nodes, counts, the `_Runs` of the step, the heterogeneous component of
-    every node or None).
-  """
-  components = None if is_batch else _het_components(environ, nodes, expand)
-  if components is not None:
-    order = sorted(range(len(nodes)), key=components.__getitem__)
-    nodes = tuple(nodes[i] for i in order)
-    counts = [counts[i] for i in order]
-    return nodes, counts, _block(counts), tuple(components[i] for i in order)
-  kind, chunk = _parse_distribution(
-      environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
-  if kind == 'block':
-    return nodes, counts, _block(counts), None
-  if kind in ('cyclic', 'plane'):
-    return nodes, counts, _deal(counts, chunk), None
-  hostfile = _require(environ, 'SLURM_HOSTFILE',
-                      ' SLURM_DISTRIBUTION=arbitrary needs it.')
-  return nodes, counts, _hostfile_runs(hostfile, nodes, counts, expand), None
-
-
-def _parse_variable(name, value, parse, where=''):
-  """Returns `parse(value)`; a ValueError names the variable and its value."""
-  try:
-    return parse(value)
-  except ValueError as e:
-    raise ValueError('%s=%r%s: %s' % (name, value, where, e)) from None
-
-
-def _node_counts(environ, variables, tasks_per_node, expand):
-  """Reads the node list and tasks per node; applies the user's override.
-
-  Returns:
-    (nodes, counts, where the counts came from).
-  """
-  nodelist = environ.get(variables.nodelist_var)
-  if nodelist is None and not isinstance(tasks_per_node, Mapping):
-    _require(environ, variables.nodelist_var, ' Launch the program with srun.')
-  nodes = tuple(tasks_per_node if nodelist is None else _parse_variable(
-      variables.nodelist_var, nodelist, expand))
-  slurm_value = environ.get(variables.tasks_per_node_var)
-  slurm_counts = (None if slurm_value is None else _parse_variable(
-      variables.tasks_per_node_var, slurm_value, expand_tasks_per_node))
-  source = ('tasks_per_node=%r' % (tasks_per_node,) if tasks_per_node is not None
-            else '%s=%r' % (variables.tasks_per_node_var, slurm_value))
-  if tasks_per_node is None:
-    if slurm_counts is None:
-      _require(environ, variables.tasks_per_node_var,
-               ' Launch the program with srun.')
-    counts = slurm_counts
-  elif isinstance(tasks_per_node, Mapping):
-    if set(tasks_per_node) != set(nodes):
-      raise RuntimeError('tasks_per_node names hosts %s, but %s=%r has hosts '
-                         '%s' % (sorted(tasks_per_node), variables.nodelist_var,
-                                 nodelist, list(nodes)))
-    counts = [tasks_per_node[node] for node in nodes]
-  else:
-    counts = [tasks_per_node] * len(nodes)
-  # Slurm's counts are ints (expand_tasks_per_node): a node-by-node search is
-  # needed only for a user's override or a count below 1.
-  if tasks_per_node is not None or min(counts, default=1) < 1:
-    for node, count in zip(nodes, counts):
-      if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError('%s: node %r has %r tasks; expected an integer >= 1'
-                         % (source, node, count))
-  if len(counts) != len(nodes):
-    raise ValueError(
-        '%s=%r has %d entries but %s=%r has %d nodes; expected one entry per '
-        'node' % (variables.tasks_per_node_var, slurm_value, len(counts),
-                  variables.nodelist_var, nodelist, len(nodes)))
-  if slurm_counts is not None and slurm_counts != counts:
-    raise RuntimeError(
-        'tasks_per_node=%r asks for %s tasks on nodes %s, but Slurm assigned '
-        '%s (%s=%r)' % (tasks_per_node, counts, list(nodes), slurm_counts,
-                        variables.tasks_per_node_var, slurm_value))
-  return nodes, counts, source
-
-
-def _check_against_task(environ, step, is_batch):
-  """Compares the derived layout with what this task's variables say.
-
-  Raises:
-    RuntimeError: Showing both sides, on any difference.
-  """
-  node, local = step.place(step.task_index)
-  derived = {
-      'SLURMD_NODENAME': step.nodes[node],
-      'SLURM_NODEID': str(node),
-      'SLURM_LOCALID': str(local),
-  }
-  # A batch script's SLURM_GTIDS is 0, whatever the job; in a heterogeneous
-  # step, task indices are node-major slots, not ranks.
-  if not is_batch and not step.heterogeneous:
-    derived['SLURM_GTIDS'] = ','.join(map(str, step.node_ranks(node)))
-  mismatches = [
-      '%s: Slurm says %r, derived %r' % (name, environ[name], value)
-      for name, value in derived.items()
-      if name in environ and environ[name].strip() != value
-  ]
-  if mismatches:
-    raise RuntimeError(
-        'The task layout derived from the Slurm environment does not match '
-        'this task (task %d of %d on nodes %s, tasks per node %s, '
-        'SLURM_DISTRIBUTION=%r): %s' %
-        (step.task_index, step.num_tasks, list(step.nodes),
-         list(step.tasks_per_node), environ.get('SLURM_DISTRIBUTION'),
-         '; '.join(mismatches)))
-
-
-def _task_identity(environ):
-  return [environ.get(name) for name in ('SLURM_JOB_ID', 'SLURM_STEP_ID',
-                                         'SLURM_PROCID')]
-
-
-def _slurm_cuda_visible_devices(environ):
-  """Returns CUDA_VISIBLE_DEVICES as Slurm set it for this task, or None.
-
-  If a resolver of this same task replaced it (and it still holds what that
-  resolver wrote), Slurm's value is the one that resolver saved.
-  """
-  current = environ.get('CUDA_VISIBLE_DEVICES')
-  try:
-    task, original, written = json.loads(environ.get(_SAVED_CVD_VAR, ''))
-  except (ValueError, TypeError):
-    return current
-  if task == _task_identity(environ) and written == current:
-    return original
-  return current
-
-
-def _binds_gpus_per_task(tres_bind):
-  """Whether SLURMD_TRES_BIND (e.g. 'gpu:per_task:1') binds GPUs per task.
-
-  `--gpus-per-task`, `--gpu-bind=single:N|map_gpu:..|mask_gpu:..` give each
-  task its own GPUs; `--gpu-bind=closest` (or none) may leave every task of a
-  node all of its GPUs, which are then split like `--gres` GPUs.
-  """
-  for binding in tres_bind.split(';'):
-    kind, _, options = binding.partition(':')
-    if kind == 'gpu':
-      modes = {option.split(':')[0] for option in options.split(',')}
-      return bool(modes & {'per_task', 'single', 'map_gpu', 'mask_gpu'})
-  return False
-
-
-def _parse_gpu_total(text):
-  """Parses `--gpus`' `[type:]N[,[type:]N...]` (SLURM_GPUS) into a count."""
-  total = 0
-  for item in text.split(','):
-    count = item.rsplit(':', 1)[-1].strip()
-    if not count.isdigit():
-      raise ValueError('expected [TYPE:]COUNT, e.g. 4 or a100:4')
-    total += int(count)
-  return total
-
-
-def _read_gpus(environ):
-  """Reads what Slurm says of this task's GPUs into a `_SlurmGpus`."""
-  on_node = environ.get('SLURM_GPUS_ON_NODE')
-  if on_node is not None:
-    on_node = _positive_int('SLURM_GPUS_ON_NODE', on_node, minimum=0)
-  step_total = environ.get('SLURM_GPUS')
-  if step_total is not None:
-    step_total = _parse_variable('SLURM_GPUS', step_total, _parse_gpu_total)
-  source = 'CUDA_VISIBLE_DEVICES'
-  value = _slurm_cuda_visible_devices(environ)
-  for fallback in ('SLURM_STEP_GPUS', 'SLURM_JOB_GPUS'):
-    if value is None:
-      source, value = fallback, environ.get(fallback)
-  if value is None:
-    return _SlurmGpus(on_node=on_node, step_total=step_total)
-  value = value.strip()
-  visible = () if value in _NO_GPUS else tuple(
-      gpu.strip() for gpu in value.split(','))
-  if any(not gpu for gpu in visible) or len(set(visible)) != len(visible):
-    raise ValueError('%s=%r: expected distinct comma-separated device ids' %
-                     (source, value))
-  bound = (_binds_gpus_per_task(environ.get('SLURMD_TRES_BIND', '')) or
-           (on_node is not None and on_node > len(visible)))
-  return _SlurmGpus(visible, source, bound, on_node, step_total)
-
-
-def _parse_ports(text):
-  """Parses a port list such as `12000-12003,12005`."""
-  ports = tuple(
-      number for lo, hi, _ in _parse_ranges(text, text)
-      for number in range(lo, hi + 1))
-  if not all(1 <= port <= _MAX_PORT for port in ports):
-    raise ValueError('expected ports within 1..%d' % _MAX_PORT)
-  return ports
-
-
-def _read_step(environ, tasks_per_node=None, expand=expand_hostlist):
-  """Builds the model of this task's Slurm step from its environment.
-
-  Args:
-    environ: The environment, e.g. `os.environ`.
-    tasks_per_node: The user's override: None, an int, or a dict host ->
-      count.
-    expand: The hostlist expander.
-
-  Returns:
-    A `_SlurmStep`.
-
-  Raises:
-    RuntimeError: If variables are missing or contradict each other.
-    ValueError: If a variable is malformed.
-  """
-  variables = (_STEP_VARIABLES if 'SLURM_STEP_NODELIST' in environ or
-               'SLURM_STEP_TASKS_PER_NODE' in environ else _JOB_VARIABLES)
-  _require(environ, 'SLURM_PROCID',
-           ' Launch the program with srun (inside sbatch or salloc).')
-  nodes, counts, counts_source = _node_counts(environ, variables,
-                                             tasks_per_node, expand)
-  if variables.num_tasks_var in environ:
-    num_tasks = _positive_int(variables.num_tasks_var,
-                              environ[variables.num_tasks_var])
-    if num_tasks != sum(counts):
-      raise RuntimeError(
-          '%s=%d but the tasks per node %s add up to %d; launch the program '
-          'with srun so that the step variables are consistent' %
-          (variables.num_tasks_var, num_tasks, counts, sum(counts)))
-  if len(set(nodes)) != len(nodes):
-    raise ValueError('%s=%r names a node twice' %
-                     (variables.nodelist_var, environ[variables.nodelist_var]))
-  nodes, counts, runs, node_components = _layout(environ, nodes, counts,
-                                                 expand, variables.is_batch)
-  if node_components is None:
-    rank = _positive_int('SLURM_PROCID', environ['SLURM_PROCID'], minimum=0)
-  else:
-    rank = _het_task_index(environ, nodes, counts)
-  if rank >= sum(counts):
-    raise RuntimeError('SLURM_PROCID=%d but the step has only %d tasks (%s)' %
-                       (rank, sum(counts), counts_source))
-  reserved_ports = environ.get('SLURM_STEP_RESV_PORTS')
-  if reserved_ports is not None:
-    reserved_ports = _parse_variable('SLURM_STEP_RESV_PORTS', reserved_ports,
-                                     _parse_ports)
-  step = _SlurmStep(
-      nodes=tuple(nodes),
-      tasks_per_node=tuple(counts),
-      runs=runs,
-      task_index=rank,
-      gpus=_read_gpus(environ),
-      node_components=node_components,
-      counts_source=counts_source,
-      reserved_ports=reserved_ports,
-      job_step=tuple(
-          _positive_int(name, environ.get(name, '0'), minimum=0)
-          for name in ('SLURM_JOB_ID', 'SLURM_STEP_ID')))
-  _check_against_task(environ, step, variables.is_batch)
-  return step
-
-
-# ------------------------------------------------------------------------------
-# Layer 3: the mapping to TensorFlow.
-# ------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class _Resolution:
+class Resolution:
   """What the resolver decided: the cluster, this task's role and GPUs.
 
   Attributes:
@@ -996,11 +54,13 @@ class _Resolution:
     task_id: This task's index in its job.
     gpus: This task's GPUs, and how its node's are dealt
       (`_GpuAssignment`).
+    addresses: The address of every task of the step, by rank.
   """
   cluster: Tuple[Tuple[str, Tuple[str, ...]], ...]
   task_type: str
   task_id: int
   gpus: '_GpuAssignment'
+  addresses: Tuple[str, ...]
 
 
 def _check_count(name, value, optional=True):
@@ -1166,7 +226,7 @@ def _assign_jobs(job_runs, addresses, task_index):
     task_index: This task's rank.
 
   Returns:
-    (cluster, task type, task id) as in `_Resolution`.
+    (cluster, task type, task id) as in `Resolution`.
   """
   cluster = {}
   first = 0
@@ -1357,9 +417,27 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
                         _deal_gpus(node_gpus, per_task, local), sharers)
 
 
-def _resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-             count_node_gpus, het_jobs=None):
-  """Maps a Slurm step to TensorFlow. Pure apart from `count_node_gpus`."""
+def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
+            count_node_gpus, het_jobs=None):
+  """Maps a Slurm step to TensorFlow. Pure apart from `count_node_gpus`.
+
+  Args:
+    step: The `slurm_step.SlurmStep`.
+    jobs: Job name -> number of tasks, or None for one 'worker' per task.
+    port_base: As `SlurmClusterResolver`'s argument.
+    gpus_per_node: The user's value or None.
+    gpus_per_task: The user's value or None.
+    count_node_gpus: Returns this node's GPU count when nothing in the
+      environment says (nvidia-smi); called only then.
+    het_jobs: The job of each heterogeneous component, or None.
+
+  Returns:
+    A `Resolution`.
+
+  Raises:
+    RuntimeError: If the arguments ask for more than Slurm gave.
+    ValueError: If an argument is malformed.
+  """
   _check_count('gpus_per_node', gpus_per_node)
   _check_count('gpus_per_task', gpus_per_task)
   job_runs = _task_jobs(step, jobs, het_jobs)
@@ -1367,7 +445,7 @@ def _resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
   cluster, task_type, task_id = _assign_jobs(job_runs, addresses,
                                              step.task_index)
   gpus = _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus)
-  return _Resolution(cluster, task_type, task_id, gpus)
+  return Resolution(cluster, task_type, task_id, gpus, addresses)
 
 
 def _count_nvidia_gpus(timeout=_SUBPROCESS_TIMEOUT_SECS):
@@ -1394,206 +472,12 @@ def _count_nvidia_gpus(timeout=_SUBPROCESS_TIMEOUT_SECS):
 def get_num_gpus():
   """Returns the number of GPUs this process may use on the current node.
 
-  `CUDA_VISIBLE_DEVICES` if set (`''` and `NoDevFiles` mean none), else the
-  number `nvidia-smi --list-gpus` reports (0 without nvidia-smi).
+  The GPUs Slurm made visible to this task (`CUDA_VISIBLE_DEVICES`; `''` and
+  `NoDevFiles` mean none), else the number `nvidia-smi --list-gpus` reports
+  (0 without nvidia-smi).
   """
-  visible = _read_gpus(os.environ).visible
+  visible = slurm_step.read_gpus(os.environ).visible
   return _count_nvidia_gpus() if visible is None else len(visible)
-
-
-def _expand_hostlist_checked(hostlist):
-  """Expands with both `expand_hostlist` and scontrol; raises if they differ.
-
-  A cheap canary for sites whose Slurm grammar moves ahead of this module.
-  """
-  results = []
-  for expand in (expand_hostlist, _expand_hostlist_with_scontrol):
-    try:
-      results.append(expand(hostlist))
-    except ValueError as e:
-      results.append(e)
-  builtin, slurm = results
-  if isinstance(builtin, list) and builtin == slurm:
-    return builtin
-  if isinstance(builtin, ValueError) and isinstance(slurm, ValueError):
-    raise builtin
-  raise RuntimeError(
-      'Hostlist %r: the built-in expansion gives %s but `scontrol show '
-      'hostnames` gives %s' % (hostlist, _abbreviate(builtin),
-                               _abbreviate(slurm)))
-
-
-def _abbreviate(result, most=8):
-  if isinstance(result, Exception):
-    return 'an error (%s)' % result
-  if len(result) <= most:
-    return repr(result)
-  return '%d names %r...' % (len(result), result[:most])
-
-
-_HOSTLIST_EXPANDERS = {
-    'builtin': expand_hostlist,
-    'scontrol': _expand_hostlist_with_scontrol,
-    'check': _expand_hostlist_checked,
-}
-_HOSTLIST_EXPANSION_VAR = 'TF_SLURM_HOSTLIST_EXPANSION'
-
-
-def _hostlist_expander(hostlist_expansion, environ):
-  """Returns the expander named by the argument, else by the environment."""
-  name = 'hostlist_expansion'
-  if hostlist_expansion is None:
-    name = _HOSTLIST_EXPANSION_VAR
-    hostlist_expansion = environ.get(_HOSTLIST_EXPANSION_VAR, 'builtin')
-  if hostlist_expansion not in _HOSTLIST_EXPANDERS:
-    raise ValueError('%s=%r: expected one of %s' %
-                     (name, hostlist_expansion, sorted(_HOSTLIST_EXPANDERS)))
-  return _HOSTLIST_EXPANDERS[hostlist_expansion]
-
-
-# ------------------------------------------------------------------------------
-# The explain command: what the resolver reads and decides, with no
-# TensorFlow (so that it answers at once), no servers and no GPUs touched.
-# ------------------------------------------------------------------------------
-
-_EXPLAINED_VARIABLES = re.compile(
-    r'(SLURM_(PROCID|LOCALID|NODEID|GTIDS|STEP_NODELIST|STEP_TASKS_PER_NODE|'
-    r'STEP_NUM_TASKS|JOB_NODELIST|TASKS_PER_NODE|NTASKS|DISTRIBUTION|'
-    r'DIST_PLANESIZE|HOSTFILE|HET_SIZE|PACK_SIZE|JOB_NODELIST_(HET|PACK)_GROUP_'
-    r'\d+|STEP_GPUS|JOB_GPUS|GPUS_ON_NODE|STEP_RESV_PORTS|JOB_ID|STEP_ID)|'
-    r'SLURMD_NODENAME|SLURMD_TRES_BIND|CUDA_VISIBLE_DEVICES|%s|%s)$' %
-    (_SAVED_CVD_VAR, _HOSTLIST_EXPANSION_VAR))
-
-
-def _parse_jobs(text):
-  jobs = {}
-  for item in text.split(','):
-    name, _, count = item.partition('=')
-    if not count.isdigit():
-      raise argparse.ArgumentTypeError(
-          '%r: expected NAME=COUNT[,NAME=COUNT...]' % text)
-    jobs[name] = int(count)
-  return jobs
-
-
-def _parse_port_base(text):
-  return text if text in ('reserved', 'derived') else int(text)
-
-
-def _explain_parser():
-  parser = argparse.ArgumentParser(
-      prog='python -m %s' % __spec__.name if __spec__ else None,
-      description='Shows what SlurmClusterResolver reads and decides for this '
-      'Slurm task (run it inside srun or a batch script). Starts no '
-      'TensorFlow server and touches no GPU.')
-  parser.add_argument('--all', action='store_true',
-                      help='show every task of the step')
-  parser.add_argument('--tf-config', action='store_true',
-                      help='print only the TF_CONFIG JSON of this task')
-  parser.add_argument('--jobs', type=_parse_jobs,
-                      help='e.g. chief=1,ps=2,worker=4 (default: all workers)')
-  parser.add_argument('--het-jobs', type=lambda text: text.split(','),
-                      help='job of each heterogeneous component, e.g. ps,worker')
-  parser.add_argument('--port-base', type=_parse_port_base, default=8888,
-                      help="an int, 'reserved' or 'derived' (default 8888)")
-  parser.add_argument('--gpus-per-node', type=int)
-  parser.add_argument('--gpus-per-task', type=int)
-  parser.add_argument('--tasks-per-node', type=int)
-  parser.add_argument('--rpc-layer', default='grpc')
-  parser.add_argument('--hostlist-expansion',
-                      choices=sorted(_HOSTLIST_EXPANDERS))
-  return parser
-
-
-def _task_gpus(step, resolution, task):
-  """GPUs of a task of the step, as far as this task can tell, or None.
-
-  Besides its own, a task knows the GPUs of the tasks on its node when Slurm
-  gave the node GPUs to deal among them.
-  """
-  if task == step.task_index:
-    return resolution.gpus.task_gpus
-  if step.task_nodes[task] != step.task_nodes[step.task_index]:
-    return None
-  return resolution.gpus.of_local_task(step.local_indices[task])
-
-
-def _format_gpus(gpus):
-  return '-' if gpus is None else ','.join(gpus) or 'none'
-
-
-def _explain(environ, args, out):
-  """Writes what the resolver reads and decides for this task to `out`."""
-  expand = _hostlist_expander(args.hostlist_expansion, environ)
-  step = _read_step(environ, args.tasks_per_node, expand)
-  resolution = _resolve(step, args.jobs, args.port_base, args.gpus_per_node,
-                        args.gpus_per_task, lambda: 0, args.het_jobs)
-  cluster = {name: list(addresses) for name, addresses in resolution.cluster}
-  if args.tf_config:
-    out.write(json.dumps({
-        'cluster': cluster,
-        'task': {'type': resolution.task_type, 'index': resolution.task_id},
-        'rpc_layer': args.rpc_layer,
-    }) + '\n')
-    return
-  task_jobs = []
-  for name, addresses in resolution.cluster:
-    task_jobs.extend((name, i, address) for i, address in enumerate(addresses))
-  by_address = {address: (name, i) for name, i, address in task_jobs}
-  addresses = _addresses(step, _ports(step, args.port_base))
-  out.write('Variables read:\n')
-  for name in sorted(n for n in environ if _EXPLAINED_VARIABLES.match(n)):
-    out.write('  %s=%s\n' % (name, environ[name]))
-  out.write('Nodes, as Slurm numbers them: %s\n' % ' '.join(step.nodes))
-  out.write('Tasks per node: %s (%s)\n' % (
-      ','.join(map(str, step.tasks_per_node)), step.counts_source))
-  out.write('Jobs: %s\n' % ', '.join(
-      '%s=%d' % (name, len(a)) for name, a in resolution.cluster))
-  if step.gpus.visible is None:
-    gpus_note = ('no CUDA_VISIBLE_DEVICES: the resolver counts GPUs with '
-                 'nvidia-smi (not run here)')
-  else:
-    gpus_note = '%s=%s, %s' % (
-        step.gpus.source, _format_gpus(step.gpus.visible),
-        'bound to this task by Slurm' if step.gpus.bound_per_task else
-        "the node's, split among its tasks")
-  out.write('GPUs: %s; %d per task\n' % (gpus_note,
-                                          resolution.gpus.per_task))
-  tasks = range(step.num_tasks) if args.all else [step.task_index]
-  out.write('%-6s %-14s %-6s %-14s %-22s %s\n' %
-            ('rank', 'node', 'local', 'task', 'address', 'GPUs'))
-  for task in tasks:
-    name, index = by_address[addresses[task]]
-    out.write('%-6d %-14s %-6d %-14s %-22s %s%s\n' % (
-        task, step.nodes[step.task_nodes[task]], step.local_indices[task],
-        '%s:%d' % (name, index), addresses[task],
-        _format_gpus(_task_gpus(step, resolution, task)),
-        '   <- this task' if task == step.task_index and args.all else ''))
-
-
-def main(argv=None, environ=None, out=None):
-  """Runs the explain command; returns the exit status."""
-  args = _explain_parser().parse_args(argv)
-  try:
-    _explain(os.environ if environ is None else environ, args,
-             sys.stdout if out is None else out)
-  except (RuntimeError, ValueError) as e:
-    sys.stderr.write('error: %s\n' % e)
-    return 1
-  return 0
-
-
-if __name__ == '__main__':
-  sys.exit(main())
-
-# pylint: disable=g-import-not-at-top
-# Below this line TensorFlow is imported; the explain command above runs
-# without it, so that it answers in a fraction of a second.
-from tensorflow.python.distribute.cluster_resolver.cluster_resolver import ClusterResolver
-from tensorflow.python.distribute.cluster_resolver.cluster_resolver import format_master_url
-from tensorflow.python.training.server_lib import ClusterSpec
-from tensorflow.python.util.tf_export import tf_export
-# pylint: enable=g-import-not-at-top
 
 
 @tf_export('distribute.cluster_resolver.SlurmClusterResolver')
@@ -1633,7 +517,7 @@ class SlurmClusterResolver(ClusterResolver):
                tasks_per_node=None,
                auto_set_gpu=True,
                rpc_layer='grpc',
-               hostlist_expansion=None,
+               hostlist_expansion='builtin',
                het_jobs=None):
     """Creates a new SlurmClusterResolver object.
 
@@ -1647,12 +531,16 @@ class SlurmClusterResolver(ClusterResolver):
     `SLURM_NTASKS`), `SLURM_DISTRIBUTION`, `SLURM_DIST_PLANESIZE`,
     `SLURM_HOSTFILE`, `SLURM_HET_SIZE` and `SLURM_JOB_NODELIST_HET_GROUP_<n>`
     (or the `PACK` names), `SLURMD_NODENAME`, `SLURM_NODEID`, `SLURM_LOCALID`,
-    `SLURM_GTIDS`, `CUDA_VISIBLE_DEVICES`, `SLURM_STEP_GPUS`,
-    `SLURM_JOB_GPUS`, `SLURM_GPUS_ON_NODE`, `SLURMD_TRES_BIND`,
-    `SLURM_STEP_RESV_PORTS`, `SLURM_JOB_ID`, `SLURM_STEP_ID`,
-    `TF_SLURM_HOSTLIST_EXPANSION`. Besides `CUDA_VISIBLE_DEVICES`, the
-    resolver sets `TF_SLURM_RESOLVER_CUDA_VISIBLE_DEVICES` to remember
-    Slurm's value.
+    `SLURM_GTIDS`, `CUDA_VISIBLE_DEVICES`, `GPU_DEVICE_ORDINAL`,
+    `SLURM_STEP_GPUS`, `SLURM_JOB_GPUS`, `SLURM_GPUS_ON_NODE`, `SLURM_GPUS`,
+    `SLURMD_TRES_BIND`, `SLURM_STEP_RESV_PORTS`, `SLURM_JOB_ID`,
+    `SLURM_STEP_ID`. It sets `CUDA_VISIBLE_DEVICES`, and
+    `TF_FORCE_GPU_ALLOW_GROWTH` where tasks share a GPU.
+
+    The step is read through `_resolve_own_rank`, `_resolve_num_tasks`,
+    `_resolve_hostlist` and `_resolve_task_configuration`, as in TensorFlow
+    2.x: a subclass may override them, and the step they then describe is
+    laid out block-wise.
 
     Args:
       jobs: Dictionary with job names as key and number of tasks in the job as
@@ -1682,8 +570,7 @@ class SlurmClusterResolver(ClusterResolver):
       rpc_layer: The protocol TensorFlow uses to communicate between nodes.
       hostlist_expansion: 'builtin' to expand node lists in Python,
         'scontrol' to run `scontrol show hostnames` as TF r1.15 did, or
-        'check' to do both and raise if they differ. Defaults to the
-        environment variable TF_SLURM_HOSTLIST_EXPANSION, else 'builtin'.
+        'check' to do both and raise if they differ.
       het_jobs: In a heterogeneous step (`srun A : B`), the job of each
         component, e.g. ['ps', 'worker']: component 0's tasks are then ps:0..
         and component 1's worker:0... Task counts come from Slurm; `jobs`,
@@ -1695,13 +582,16 @@ class SlurmClusterResolver(ClusterResolver):
         inconsistent.
       ValueError: If an argument or a Slurm variable is malformed.
     """
-    expand = _hostlist_expander(hostlist_expansion, os.environ)
+    self._expand = slurm_hostlist.get_expander(hostlist_expansion)
     if tasks_per_node is not None and not isinstance(tasks_per_node, Mapping):
       _check_count('tasks_per_node', tasks_per_node)
-    step = _read_step(os.environ, tasks_per_node, expand)
-    resolution = _resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-                          _count_nvidia_gpus, het_jobs)
-    self._step = step
+    self._tasks_per_node = tasks_per_node
+    self._slurm_step = None
+    step = self._resolve_step()
+    if jobs is None and het_jobs is None:
+      jobs = {'worker': self._resolve_num_tasks()}
+    resolution = resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
+                         _count_nvidia_gpus, het_jobs)
     self._resolution = resolution
     self._cluster_spec = ClusterSpec(dict(resolution.cluster))
     self.task_type = resolution.task_type
@@ -1709,6 +599,58 @@ class SlurmClusterResolver(ClusterResolver):
     self.rpc_layer = rpc_layer
     if auto_set_gpu:
       _set_cuda_visible_devices(resolution.gpus)
+
+  def _read_slurm_step(self):
+    """Returns the step Slurm's variables describe; reads them once."""
+    if self._slurm_step is None:
+      self._slurm_step = slurm_step.read_step(os.environ, self._tasks_per_node,
+                                              self._expand)
+    return self._slurm_step
+
+  def _resolve_step(self):
+    """Returns the step as the `_resolve_*` methods describe it.
+
+    By default they describe the step Slurm's variables do, with its real
+    task distribution. A subclass that overrides them (as TensorFlow 2.x
+    allowed) gets its own step, laid out block-wise as TensorFlow 2.x did.
+    """
+    rank = self._resolve_own_rank()
+    if self._tasks_per_node is None:
+      configuration = self._resolve_task_configuration()
+    elif isinstance(self._tasks_per_node, Mapping):
+      configuration = self._tasks_per_node
+    else:
+      configuration = {
+          host: self._tasks_per_node for host in self._resolve_hostlist()
+      }
+    step = self._slurm_step
+    if (step is not None and rank == step.task_index and
+        dict(configuration) == dict(zip(step.nodes, step.tasks_per_node))):
+      return step
+    return slurm_step.block_step(dict(configuration), rank,
+                                 slurm_step.read_gpus(os.environ))
+
+  def _resolve_own_rank(self):
+    """Returns the rank of the current task in range [0, num_tasks)."""
+    return self._read_slurm_step().task_index
+
+  def _resolve_num_tasks(self):
+    """Returns the number of tasks for the current job step."""
+    return self._read_slurm_step().num_tasks
+
+  def _resolve_hostlist(self):
+    """Returns a list of hostnames for nodes running the current job step."""
+    return list(self._read_slurm_step().nodes)
+
+  def _resolve_task_configuration(self):
+    """Creates a mapping of hostnames to the number of tasks allocated on it.
+
+    Returns:
+      A dict host name -> number of tasks, in the order Slurm numbers the
+      nodes.
+    """
+    return dict(
+        zip(self._resolve_hostlist(), self._read_slurm_step().tasks_per_node))
 
   def cluster_spec(self):
     """Returns the ClusterSpec of the step: every job's `host:port` list.
@@ -1752,10 +694,8 @@ class SlurmClusterResolver(ClusterResolver):
 
 
 def _set_cuda_visible_devices(gpus):
-  """Sets CUDA_VISIBLE_DEVICES to this task's GPUs if that changes anything.
+  """Sets CUDA_VISIBLE_DEVICES to this task's GPUs.
 
-  Slurm's own value is saved in `_SAVED_CVD_VAR`, so that another resolver in
-  this task (this process or a child) splits Slurm's list, not this share.
   A task that shares its GPU with other tasks of its node also sets
   TF_FORCE_GPU_ALLOW_GROWTH=true, unless the user set it, so that none of
   them reserves all of the GPU's memory.
@@ -1763,15 +703,8 @@ def _set_cuda_visible_devices(gpus):
   Args:
     gpus: The task's `_GpuAssignment`.
   """
-  task_gpus = gpus.task_gpus
-  if task_gpus is None:
+  if gpus.task_gpus is None:
     return
   if gpus.sharers > 1:
     os.environ.setdefault('TF_FORCE_GPU_ALLOW_GROWTH', 'true')
-  value = ','.join(task_gpus)
-  if os.environ.get('CUDA_VISIBLE_DEVICES') == value:
-    return
-  saved = [_task_identity(os.environ),
-           _slurm_cuda_visible_devices(os.environ), value]
-  os.environ[_SAVED_CVD_VAR] = json.dumps(saved)
-  os.environ['CUDA_VISIBLE_DEVICES'] = value
+  os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(gpus.task_gpus)

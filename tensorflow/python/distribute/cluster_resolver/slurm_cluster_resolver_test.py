@@ -1,10 +1,10 @@
-# Copyright 2018 The TensorFlow Authors. All Rights Reserved.
+# Copyright 2020 The TensorFlow Authors. All Rights Reserved.
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
 # you may not use this file except in compliance with the License.
 # You may obtain a copy of the License at
 #
-#     http://www.apache.org/licenses/LICENSE-2.0
+# http://www.apache.org/licenses/LICENSE-2.0
 #
 # Unless required by applicable law or agreed to in writing, software
 # distributed under the License is distributed on an "AS IS" BASIS,
@@ -12,444 +12,318 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""Tests for SlurmClusterResolver and its explain command.
+"""Tests for SlurmClusterResolver."""
 
-The environments are written as Slurm 22.05 really sets them (see
-tests/fixtures/slurm-env/NOTES.txt). `subprocess.run` is mocked in every
-resolver test: by default the machine has neither scontrol nor nvidia-smi.
-"""
-
-import io
-import itertools
-import json
 import os
 import re
 import subprocess
-import sys
-from unittest import mock
 
-from absl.testing import absltest
 from absl.testing import parameterized
-import tensorflow as tf
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import expand_hostlist
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import expand_tasks_per_node
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
+from tensorflow.python.platform import test
+from tensorflow.python.training import server_lib
+from tensorflow.python.util import tf_export
 
-_SAVED_CVD_VAR = 'TF_SLURM_RESOLVER_CUDA_VISIBLE_DEVICES'
-
-
-def _step_env(nodelist, tasks_per_node, rank_hosts, rank, node_ids=None,
-              **overrides):
-  """Returns the environment Slurm gives task `rank` of an `srun` step.
-
-  Args:
-    nodelist: `SLURM_STEP_NODELIST`, e.g. 'n[1-2]'.
-    tasks_per_node: `SLURM_STEP_TASKS_PER_NODE`, e.g. '4,1'.
-    rank_hosts: The node every rank really runs on, in rank order, separated
-      by spaces; e.g. 'n1 n2 n1 n1 n1' for `srun -n5 -N2 -m cyclic`.
-    rank: `SLURM_PROCID` of the task.
-    node_ids: The nodes in `SLURM_NODEID` order, separated by spaces. Defaults
-      to the order in which they first appear in `rank_hosts`.
-    **overrides: Variables to add or replace; a value of None removes one.
-
-  Returns:
-    The environment, with the task's own truth (`SLURMD_NODENAME`,
-    `SLURM_NODEID`, `SLURM_LOCALID`, `SLURM_GTIDS`) as Slurm sets it.
-  """
-  hosts = rank_hosts.split()
-  nodes = node_ids.split() if node_ids else list(dict.fromkeys(hosts))
-  host = hosts[rank]
-  env = {
-      'SLURM_JOB_ID': '42',
-      'SLURM_JOB_NODELIST': nodelist,
-      'SLURM_NODELIST': nodelist,
-      'SLURM_NNODES': str(len(nodes)),
-      'SLURM_NTASKS': str(len(hosts)),
-      'SLURM_NPROCS': str(len(hosts)),
-      'SLURM_TASKS_PER_NODE': tasks_per_node,
-      'SLURM_STEP_ID': '0',
-      'SLURM_STEP_NODELIST': nodelist,
-      'SLURM_STEP_NUM_NODES': str(len(nodes)),
-      'SLURM_STEP_NUM_TASKS': str(len(hosts)),
-      'SLURM_STEP_TASKS_PER_NODE': tasks_per_node,
-      'SLURM_PROCID': str(rank),
-      'SLURMD_NODENAME': host,
-      'SLURM_NODEID': str(nodes.index(host)),
-      'SLURM_LOCALID': str(hosts[:rank].count(host)),
-      'SLURM_GTIDS': ','.join(
-          str(other) for other, name in enumerate(hosts) if name == host),
-  }
-  for name, value in overrides.items():
-    if value is None:
-      env.pop(name, None)
-    else:
-      env[name] = value
-  return env
+mock = test.mock
 
 
-# The batch script of `sbatch -N2 --ntasks-per-node=2 --gres=gpu:2`
-# (tests/fixtures/slurm-env/sbatch-N2-ntpn2-gres2/batch.env): no SLURM_STEP_*.
-_BATCH_ENV = {
-    'CUDA_VISIBLE_DEVICES': '0,1',
-    'ENVIRONMENT': 'BATCH',
-    'SLURMD_NODENAME': 'n1',
-    'SLURM_GPUS_ON_NODE': '2',
-    'SLURM_GTIDS': '0',
-    'SLURM_JOB_CPUS_PER_NODE': '2(x2)',
-    'SLURM_JOB_GPUS': '0,1',
-    'SLURM_JOB_ID': '25',
-    'SLURM_JOB_NODELIST': 'n[1-2]',
-    'SLURM_LOCALID': '0',
-    'SLURM_NNODES': '2',
-    'SLURM_NODEID': '0',
-    'SLURM_NODELIST': 'n[1-2]',
-    'SLURM_NPROCS': '4',
-    'SLURM_NTASKS': '4',
-    'SLURM_NTASKS_PER_NODE': '2',
-    'SLURM_PROCID': '0',
-    'SLURM_TASKS_PER_NODE': '2(x2)',
-}
+class SlurmClusterResolverTest(test.TestCase):
 
-# The shell of `salloc -N3 -n5` on the submit host
-# (tests/fixtures/slurm-env/salloc-N3-n5/salloc.env): no task variables.
-_SALLOC_ENV = {
-    'SLURM_JOB_CPUS_PER_NODE': '3,1(x2)',
-    'SLURM_JOB_ID': '26',
-    'SLURM_JOB_NODELIST': 'n[1-3]',
-    'SLURM_NNODES': '3',
-    'SLURM_NODELIST': 'n[1-3]',
-    'SLURM_NPROCS': '5',
-    'SLURM_NTASKS': '5',
-    'SLURM_TASKS_PER_NODE': '3,1(x2)',
-}
+  def test_expand_hostlist(self):
+    self.assertEqual(expand_hostlist('n1'), ['n1'])
+    self.assertEqual(expand_hostlist('n[1,3]'), ['n1', 'n3'])
+    self.assertEqual(expand_hostlist('n[1-3]'), ['n1', 'n2', 'n3'])
+    self.assertEqual(
+        expand_hostlist('n[1-2],m5,o[3-4,6,7-9]'),
+        ['n1', 'n2', 'm5', 'o3', 'o4', 'o6', 'o7', 'o8', 'o9'])
 
-# The environment of TensorFlow's own tests (TF 2.x
-# slurm_cluster_resolver_test.py): three nodes, one task each.
-_TF_TEST_ENV = {
+  def test_expand_tasks_per_node(self):
+    self.assertEqual(expand_tasks_per_node('2'), [2])
+    self.assertEqual(expand_tasks_per_node('2,1,3'), [2, 1, 3])
+    self.assertEqual(expand_tasks_per_node('3(x2),2,1'), [3, 3, 2, 1])
+    self.assertEqual(
+        expand_tasks_per_node('3(x2),2,11(x4)'), [3, 3, 2, 11, 11, 11, 11])
+    self.assertEqual(
+        expand_tasks_per_node('13(x10)'),
+        [13, 13, 13, 13, 13, 13, 13, 13, 13, 13])
+
+  def _verifyClusterSpecEquality(self, cluster_spec, expected_proto):
+    self.assertProtoEquals(expected_proto, cluster_spec.as_cluster_def())
+    self.assertProtoEquals(
+        expected_proto,
+        server_lib.ClusterSpec(cluster_spec).as_cluster_def())
+    self.assertProtoEquals(
+        expected_proto,
+        server_lib.ClusterSpec(cluster_spec.as_cluster_def()).as_cluster_def())
+    self.assertProtoEquals(
+        expected_proto,
+        server_lib.ClusterSpec(cluster_spec.as_dict()).as_cluster_def())
+
+  @mock.patch.dict(
+      os.environ, {
+          'SLURM_PROCID': '0',
+          'SLURM_STEP_NUM_TASKS': '3',
+          'SLURM_STEP_TASKS_PER_NODE': '1(x3)',
+          'SLURM_STEP_NODELIST': 't02n13,t02n41,t02n43',
+          'CUDA_VISIBLE_DEVICES': '0',
+      })
+  def testSimpleRetrievalFromEnv(self):
+    slurm_cluster_resolver = SlurmClusterResolver()
+
+    actual_cluster_spec = slurm_cluster_resolver.cluster_spec()
+    expected_proto = """
+    job { name: 'worker' tasks { key: 0 value: 't02n13:8888' }
+                         tasks { key: 1 value: 't02n41:8888' }
+                         tasks { key: 2 value: 't02n43:8888' } }
+    """
+    self._verifyClusterSpecEquality(actual_cluster_spec, expected_proto)
+    self.assertEqual(
+        slurm_cluster_resolver.master('worker', 0, rpc_layer='grpc'),
+        'grpc://t02n13:8888')
+    self.assertEqual(slurm_cluster_resolver.num_accelerators(), {'GPU': 1})
+    self.assertEqual(os.environ['CUDA_VISIBLE_DEVICES'], '0')
+
+  @mock.patch.dict(
+      os.environ, {
+          'SLURM_PROCID': '0',
+          'SLURM_STEP_NUM_TASKS': '3',
+          'SLURM_STEP_NODELIST': 't02n13,t02n41,t02n43',
+      })
+  def testSimpleSuccessfulRetrieval(self):
+    slurm_cluster_resolver = SlurmClusterResolver(
+        jobs={
+            'ps': 1,
+            'worker': 2
+        },
+        port_base=8888,
+        tasks_per_node=1,
+        gpus_per_node=1,
+        gpus_per_task=1,
+        auto_set_gpu=False)
+
+    actual_cluster_spec = slurm_cluster_resolver.cluster_spec()
+    expected_proto = """
+    job { name: 'ps' tasks { value: 't02n13:8888' } }
+    job { name: 'worker' tasks { key: 0 value: 't02n41:8888' }
+                         tasks { key: 1 value: 't02n43:8888' } }
+    """
+    self._verifyClusterSpecEquality(actual_cluster_spec, expected_proto)
+
+  @mock.patch.dict(
+      os.environ, {
+          'SLURM_PROCID': '0',
+          'SLURM_STEP_NUM_TASKS': '3',
+          'SLURM_STEP_NODELIST': 't02n13,t02n41,t02n43',
+      })
+  def testSimpleMasterRetrieval(self):
+    slurm_cluster_resolver = SlurmClusterResolver(
+        jobs={
+            'ps': 1,
+            'worker': 2
+        },
+        port_base=8888,
+        tasks_per_node=1,
+        gpus_per_node=1,
+        gpus_per_task=1,
+        auto_set_gpu=False)
+
+    slurm_cluster_resolver.task_type = 'worker'
+    slurm_cluster_resolver.task_id = 1
+    self.assertEqual(slurm_cluster_resolver.master(), 'grpc://t02n43:8888')
+
+    slurm_cluster_resolver.rpc_layer = 'ab'
+    self.assertEqual(slurm_cluster_resolver.master('ps', 0), 'ab://t02n13:8888')
+    self.assertEqual(
+        slurm_cluster_resolver.master('ps', 0, rpc_layer='test'),
+        'test://t02n13:8888')
+
+  @mock.patch.dict(
+      os.environ, {
+          'SLURM_PROCID': '0',
+          'SLURM_STEP_NUM_TASKS': '3',
+          'SLURM_STEP_TASKS_PER_NODE': '1(x3)',
+          'SLURM_STEP_NODELIST': 't02n13,t02n41,t02n43',
+      })
+  def testTaskPerNodeNotSetRetrieval(self):
+    slurm_cluster_resolver = SlurmClusterResolver(
+        jobs={
+            'ps': 1,
+            'worker': 2
+        },
+        port_base=8888,
+        gpus_per_node=1,
+        gpus_per_task=1,
+        auto_set_gpu=False)
+
+    actual_cluster_spec = slurm_cluster_resolver.cluster_spec()
+    expected_proto = """
+    job { name: 'ps' tasks { value: 't02n13:8888' } }
+    job { name: 'worker' tasks { key: 0 value: 't02n41:8888' }
+                         tasks { key: 1 value: 't02n43:8888' } }
+    """
+    self._verifyClusterSpecEquality(actual_cluster_spec, expected_proto)
+
+  @mock.patch.dict(
+      os.environ, {
+          'SLURM_PROCID': '1',
+          'SLURM_STEP_NUM_TASKS': '5',
+          'SLURM_STEP_TASKS_PER_NODE': '2(x2),1',
+          'SLURM_STEP_NODELIST': 't02n13,t02n41,t02n43',
+          # Changed from '': that hides every GPU, and gpus_per_node=2 cannot
+          # make hidden GPUs visible (a RuntimeError now); Slurm's list is 0,1.
+          'CUDA_VISIBLE_DEVICES': '0,1',
+      })
+  def testMultiTaskPerNodeRetrieval(self):
+    slurm_cluster_resolver = SlurmClusterResolver(
+        jobs={
+            'ps': 1,
+            'worker': 4
+        },
+        port_base=8888,
+        gpus_per_node=2,
+        gpus_per_task=1,
+        auto_set_gpu=True)
+
+    actual_cluster_spec = slurm_cluster_resolver.cluster_spec()
+    expected_proto = """
+    job { name: 'ps' tasks { value: 't02n13:8888' } }
+    job { name: 'worker' tasks { key: 0 value: 't02n13:8889' }
+                         tasks { key: 1 value: 't02n41:8888' }
+                         tasks { key: 2 value: 't02n41:8889' }
+                         tasks { key: 3 value: 't02n43:8888' } }
+    """
+
+    self._verifyClusterSpecEquality(actual_cluster_spec, expected_proto)
+    assert os.environ['CUDA_VISIBLE_DEVICES'] == '1'
+
+  @mock.patch.dict(
+      os.environ, {
+          'SLURM_PROCID': '1',
+          'SLURM_STEP_NUM_TASKS': '5',
+          'SLURM_STEP_TASKS_PER_NODE': '2(x2),1',
+          'SLURM_STEP_NODELIST': 't02n13,t02n41,t02n43',
+          # Changed from '': that hides every GPU, and gpus_per_node=4 cannot
+          # make hidden GPUs visible (a RuntimeError now); Slurm's list is
+          # 0,1,2,3.
+          'CUDA_VISIBLE_DEVICES': '0,1,2,3',
+      })
+  def testMultipleGpusPerTaskRetrieval(self):
+    slurm_cluster_resolver = SlurmClusterResolver(
+        jobs={
+            'ps': 1,
+            'worker': 4
+        },
+        port_base=8888,
+        gpus_per_node=4,
+        gpus_per_task=2,
+        auto_set_gpu=True)
+
+    actual_cluster_spec = slurm_cluster_resolver.cluster_spec()
+    expected_proto = """
+    job { name: 'ps' tasks { value: 't02n13:8888' } }
+    job { name: 'worker' tasks { key: 0 value: 't02n13:8889' }
+                         tasks { key: 1 value: 't02n41:8888' }
+                         tasks { key: 2 value: 't02n41:8889' }
+                         tasks { key: 3 value: 't02n43:8888' } }
+    """
+
+    self._verifyClusterSpecEquality(actual_cluster_spec, expected_proto)
+    assert os.environ['CUDA_VISIBLE_DEVICES'] == '2,3'
+
+
+_THREE_NODE_STEP = {
     'SLURM_PROCID': '0',
     'SLURM_STEP_NUM_TASKS': '3',
+    'SLURM_STEP_TASKS_PER_NODE': '1(x3)',
     'SLURM_STEP_NODELIST': 't02n13,t02n41,t02n43',
 }
 
-_NVIDIA_SMI_TWO_GPUS = (
-    'GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-5c0b9c4e-4bd7-9a8c-1b1e)\n'
-    '  MIG 1g.5gb      Device  0: (UUID: MIG-0f8e3c3a-5d09-5b0b-9d1e)\n'
-    'GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-8d1e7a0f-2c44-8e1b-77a2)\n')
 
-
-# srun -n5 -N2, with and without -m cyclic (tests/fixtures/slurm-env/n5-N2*):
-# (SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE, node of each rank, spec).
-_N2_N5_BLOCK = ('n[1-2]', '4,1', 'n1 n1 n1 n1 n2',
-                ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888'])
-_N2_N5_CYCLIC = ('n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
-                 ['n1:8888', 'n2:8888', 'n1:8889', 'n1:8890', 'n1:8891'])
-
-
-def _completed(returncode=0, stdout='', stderr=''):
-  return subprocess.CompletedProcess(['mocked'], returncode, stdout, stderr)
-
-
-def _cyclic_env(rank, **overrides):
-  """Task `rank` of `srun -n5 -N2 -m cyclic`.
-
-  As tests/fixtures/slurm-env/n5-N2-cyclic: ranks 0, 2, 3, 4 run on n1, rank
-  1 on n2.
-  """
-  return _step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', rank,
-                   **dict({'SLURM_DISTRIBUTION': 'cyclic', 'SLURM_JOB_ID': '9'},
-                          **overrides))
-
-
-def _het_variables(scheme, *component_nodelists):
-  """The variables of a heterogeneous step (`srun A : B`), in every task.
-
-  Args:
-    scheme: 'slurm_22_05' for SLURM_HET_SIZE, SLURM_PACK_SIZE and
-      SLURM_JOB_NODELIST_PACK_GROUP_<n>, as Slurm 22.05 sets them
-      (tests/fixtures/slurm-env/het-*); 'het_group' for SLURM_HET_SIZE and
-      SLURM_JOB_NODELIST_HET_GROUP_<n>, as newer Slurm names them.
-    *component_nodelists: The node list of each component, in order.
-
-  Returns:
-    The variables.
-  """
-  size = str(len(component_nodelists))
-  if scheme == 'slurm_22_05':
-    env, kind = {'SLURM_HET_SIZE': size, 'SLURM_PACK_SIZE': size}, 'PACK'
-  else:
-    env, kind = {'SLURM_HET_SIZE': size}, 'HET'
-  for component, nodelist in enumerate(component_nodelists):
-    env['SLURM_JOB_NODELIST_%s_GROUP_%d' % (kind, component)] = nodelist
-  return env
-
-
-_HET_SCHEMES = (('_slurm_22_05', 'slurm_22_05'), ('_het_group', 'het_group'))
-
-# The GPU variables of each rank of `srun -N1 -n1 : -N2 -n3 --gpus-per-task=1`
-# (tests/fixtures/slurm-env/het-N1n1-N2n3-gpu): component 0 has no GPUs (and
-# no CUDA_VISIBLE_DEVICES); rank 3, alone on n3, gets no SLURMD_TRES_BIND.
-_HET_GPU_VARIABLES = (
-    {},
-    {'CUDA_VISIBLE_DEVICES': '0', 'SLURM_STEP_GPUS': '0',
-     'SLURM_GPUS_ON_NODE': '2', 'SLURMD_TRES_BIND': 'gpu:per_task:1'},
-    {'CUDA_VISIBLE_DEVICES': '1', 'SLURM_STEP_GPUS': '1',
-     'SLURM_GPUS_ON_NODE': '2', 'SLURMD_TRES_BIND': 'gpu:per_task:1'},
-    {'CUDA_VISIBLE_DEVICES': '0', 'SLURM_STEP_GPUS': '0',
-     'SLURM_GPUS_ON_NODE': '1'},
-)
-
-
-def _het_gpu_env(rank, scheme='slurm_22_05', **overrides):
-  """Task `rank` of `srun -N1 -n1 : -N2 -n3 --gpus-per-task=1`.
-
-  As tests/fixtures/slurm-env/het-N1n1-N2n3-gpu: component 0 is rank 0 on n1,
-  component 1 ranks 1-2 on n2 and rank 3 on n3; the step's node list is
-  n[1-3] with tasks per node 1,2,1.
-
-  Args:
-    rank: `SLURM_PROCID`.
-    scheme: How the heterogeneous variables are named (`_het_variables`).
-    **overrides: Variables to add or replace; None removes one.
-
-  Returns:
-    The environment.
-  """
-  env = dict(_het_variables(scheme, 'n1', 'n[2-3]'), SLURM_JOB_ID='23',
-             SLURM_DISTRIBUTION='block', **_HET_GPU_VARIABLES[rank])
-  env.update(overrides)
-  return _step_env('n[1-3]', '1,2,1', 'n1 n2 n2 n3', rank, **env)
-
-
-def _het_later_node_env(rank, scheme='slurm_22_05', **overrides):
-  """Task `rank` of `srun -w n3 -n2 : -w n1 -n1`.
-
-  The step's node list is sorted (n[1,3], tasks per node 1,2), but component
-  0, ranks 0-1, runs on n3, which Slurm numbers node 0; rank 2 runs on n1.
-  """
-  env = dict(_het_variables(scheme, 'n3', 'n1'), SLURM_DISTRIBUTION='block')
-  env.update(overrides)
-  return _step_env('n[1,3]', '1,2', 'n3 n3 n1', rank, node_ids='n3 n1', **env)
-
-
-def _gres_env(rank, tasks_per_node, rank_hosts):
-  """Task `rank` of `srun -N2 -n<N> --gres=gpu:2`: every task sees 0,1.
-
-  E.g. tests/fixtures/slurm-env/N2-n3-gres-gpu2 ('2,1', 'n1 n1 n2').
-  """
-  return _step_env('n[1-2]', tasks_per_node, rank_hosts, rank,
-                   CUDA_VISIBLE_DEVICES='0,1', SLURM_STEP_GPUS='0,1',
-                   SLURM_GPUS_ON_NODE='2')
-
-
-def _ports(addresses):
-  return [int(address.rsplit(':', 1)[1]) for address in addresses]
-
-
-def _explain_rows(output):
-  """Parses the explain command's task table.
-
-  Returns:
-    rank -> [node, local index, job:index, address, GPUs], from the rows
-    after the header `rank node local task address GPUs`.
-  """
-  lines = output.splitlines()
-  header = [line.split()[:1] for line in lines].index(['rank'])
-  return {
-      int(line.split()[0]): line.split()[1:6] for line in lines[header + 1:]
-  }
-
-
-_MODULE = slurm_cluster_resolver.__name__
-# The repository root: this file is <root>/tensorflow/python/distribute/
-# cluster_resolver/. Under Bazel, <root> is the runfiles copy, which holds
-# sitecustomize.py and tf_overlay.py too.
-_REPO_ROOT = os.path.abspath(
-    os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                 *[os.pardir] * 4))
-
-
-class ExpandHostlistTest(parameterized.TestCase):
-  """The hostlist grammar, as `scontrol show hostnames` expands it."""
-
-  @parameterized.named_parameters(
-      ('_single_name', 'n1', ['n1']),
-      ('_list_in_brackets', 'n[1,3]', ['n1', 'n3']),
-      ('_range', 'n[1-3]', ['n1', 'n2', 'n3']),
-      ('_docstring_example', 'n[1-2],m5,o[3-4,6,7-9]',
-       ['n1', 'n2', 'm5', 'o3', 'o4', 'o6', 'o7', 'o8', 'o9']),
-      ('_tf_zero_padding_example', 'n[0001-0003],m5,o[009-011]',
-       ['n0001', 'n0002', 'n0003', 'm5', 'o009', 'o010', 'o011']),
-      ('_numeric_not_string_order', 'n[9-10]', ['n9', 'n10']),
-      ('_padding_from_low_bound', 'n[08-012]',
-       ['n08', 'n09', 'n10', 'n11', 'n12']),
-      ('_zeros_of_high_bound_ignored', 'n[1-010]',
-       ['n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7', 'n8', 'n9', 'n10']),
-      ('_padding_per_range', 'n[1-3,05-06]', ['n1', 'n2', 'n3', 'n05', 'n06']),
-      ('_real_sparse_list', 'c[09,11]', ['c09', 'c11']),
-      ('_real_mixed_partition', 'c[09-11],gpu1-ib,gpu2-ib',
-       ['c09', 'c10', 'c11', 'gpu1-ib', 'gpu2-ib']),
-      ('_two_groups_row_major', 'rack[1-2]-node[01-02]',
-       ['rack1-node01', 'rack1-node02', 'rack2-node01', 'rack2-node02']),
-      ('_three_groups_in_scontrol_order', 'x[1-2]y[3-4]z[5-6]',
-       ['x1y3z5', 'x1y3z6', 'x2y3z5', 'x2y3z6',
-        'x1y4z5', 'x1y4z6', 'x2y4z5', 'x2y4z6']),
-      ('_adjacent_groups', 'n[1-2][3-4]', ['n13', 'n14', 'n23', 'n24']),
-      ('_text_after_bracket', 'node[1-2]-ib', ['node1-ib', 'node2-ib']),
-      ('_text_after_several_groups', 'a[1-2]b[3-4]c',
-       ['a1b3c', 'a1b4c', 'a2b3c', 'a2b4c']),
-      ('_brackets_without_prefix', '[1-3]', ['1', '2', '3']),
-      ('_trailing_dash_is_single_number', 'n[3-]', ['n3']),
-      ('_whitespace_separators', 'n1 n2\tn3\nn4', ['n1', 'n2', 'n3', 'n4']),
-      ('_separators_collapse', ' a,,b , c ', ['a', 'b', 'c']),
-      ('_order_kept', 'n2,n1,n3', ['n2', 'n1', 'n3']),
-      ('_duplicates_kept', 'n[1-3],n2', ['n1', 'n2', 'n3', 'n2']),
-      ('_order_and_duplicates_kept_in_brackets', 'n[3,1,3]',
-       ['n3', 'n1', 'n3']),
-      ('_empty', '', []),
-      ('_only_separators', ' , ', []),
-  )
-  def testExpandsLikeScontrol(self, hostlist, expected):
-    self.assertEqual(expected, expand_hostlist(hostlist))
-
-  @parameterized.named_parameters(
-      ('_descending_range', 'n[5-3]', r"'5-3'"),
-      ('_empty_brackets', 'n[]', r"empty brackets in 'n\[\]'"),
-      ('_unclosed_bracket', 'n[1-2', r'"\[" without "\]"'),
-      ('_unopened_bracket', 'n1-2]', r'"\]" without "\["'),
-      ('_nested_brackets', 'n[1[2]]', r'nested "\["'),
-      ('_letters_in_range', 'n[a-b]', r"'a-b'"),
-      ('_negative_number', 'n[-1]', r"'-1'"),
-      ('_empty_item_in_brackets', 'n[1,]', r"bad range '' in \"\[1,\]\""),
-      ('_double_dash', 'n[1--3]', r"'1--3'"),
-      ('_three_bounds', 'n[1-2-3]', r"'1-2-3'"),
-      ('_space_in_range', 'n[1 ]', r"'1 '"),
-      ('_sign_in_range', 'n[+1]', r"'\+1'"),
-      ('_hex_in_range', 'n[0x1]', r"'0x1'"),
-      ('_step_syntax', 'n[0-5:2]', r"'0-5:2'"),
-      ('_above_64_bits', 'n[18446744073709551616]', r'18446744073709551616'),
-  )
-  def testMalformedHostlistIsValueErrorNamingTheBadPart(self, hostlist, regex):
-    with self.assertRaisesRegex(ValueError, regex):
-      expand_hostlist(hostlist)
-
-  @parameterized.named_parameters(('_none', None), ('_bytes', b'n1'))
-  def testNonStringHostlistIsValueError(self, hostlist):
-    with self.assertRaisesRegex(ValueError, 'expected a string'):
-      expand_hostlist(hostlist)
-
-  def testMaxRangeIsSlurmsLimit(self):
-    self.assertEqual(64 * 1024, slurm_cluster_resolver.MAX_RANGE)
-
-  def testRangeOfMaxRangeHostsIsAccepted(self):
-    hosts = expand_hostlist('n[0-65535]')
-    self.assertLen(hosts, 65536)
-    self.assertEqual(['n0', 'n65535'], [hosts[0], hosts[-1]])
-
-  def testLastGroupOfMaxRangeHostsIsAccepted(self):
-    hosts = expand_hostlist('a[1]b[1-65536]')
-    self.assertLen(hosts, 65536)
-    self.assertEqual('a1b65536', hosts[-1])
-
-  @parameterized.named_parameters(
-      ('_range_one_past_limit', 'n[0-65536]', r"'0-65536' has 65537 hosts"),
-      ('_billion_names', 'n[0-999999999]', r"'0-999999999'"),
-      ('_group_before_last_past_limit', 'a[0-65535,0]b[0]', r'group 1'),
-      ('_product_of_groups', 'a[0-65535]b[0-65535]',
-       r"'a\[0-65535\]b\[0-65535\]': expands to more than"),
-      ('_sum_of_items', ','.join(['n[0-65535]'] * 17), r'expands to more than'),
-  )
-  def testExpansionPastCapIsRefused(self, hostlist, regex):
-    with self.assertRaisesRegex(ValueError, regex):
-      expand_hostlist(hostlist)
-
-
-class ExpandTasksPerNodeTest(parameterized.TestCase):
-  """Slurm's compressed tasks-per-node lists."""
-
-  @parameterized.named_parameters(
-      ('_single', '2', [2]),
-      ('_list', '2,1,3', [2, 1, 3]),
-      ('_docstring_example', '3(x2),2,1', [3, 3, 2, 1]),
-      ('_two_digit_counts', '3(x2),2,11(x4)', [3, 3, 2, 11, 11, 11, 11]),
-      ('_ten_repeats', '13(x10)',
-       [13, 13, 13, 13, 13, 13, 13, 13, 13, 13]),
-      ('_real_N4_n10', '4(x2),1(x2)', [4, 4, 1, 1]),
-      ('_real_mixed_N5_n7', '3,1(x4)', [3, 1, 1, 1, 1]),
-      ('_real_heterogeneous', '1,2,1', [1, 2, 1]),
-  )
-  def testExpandsInNodeOrder(self, tasks_per_node, expected):
-    self.assertEqual(expected, expand_tasks_per_node(tasks_per_node))
-
-  @parameterized.named_parameters(
-      ('_letter', 'x', r"bad entry 'x'"),
-      ('_zero_repeats', '2(x0)', r"'2\(x0\)' repeats zero times"),
-      ('_empty', '', r"bad entry ''"),
-      ('_empty_entry', '2,,1', r"'2,,1': bad entry ''"),
-      ('_trailing_comma', '2,', r"'2,': bad entry ''"),
-      ('_repeat_without_count', '(x2)', r"bad entry '\(x2\)'"),
-      ('_repeat_without_number', '2(x)', r"bad entry '2\(x\)'"),
-      ('_upper_case_x', '2(X2)', r"bad entry '2\(X2\)'"),
-      ('_negative', '-1', r"bad entry '-1'"),
-      ('_leading_space', ' 2', r"bad entry ' 2'"),
-      ('_space_in_repeat', '2(x 3)', r"bad entry '2\(x 3\)'"),
-      ('_repeat_without_parentheses', '2x2', r"bad entry '2x2'"),
-      ('_not_a_string', None, r'None: expected a string'),
-      ('_too_many_entries', '1(x99999999999)', r'more than \d+ entries'),
-  )
-  def testMalformedListIsValueErrorNamingTheBadEntry(self, tasks_per_node,
-                                                     regex):
-    with self.assertRaisesRegex(ValueError, regex):
-      expand_tasks_per_node(tasks_per_node)
-
-
-class _ResolverTestCase(parameterized.TestCase):
-  """Resolver tests on a machine without scontrol or nvidia-smi."""
+class ExtensionPointTest(test.TestCase):
+  """Subclasses overriding TF 2.x's `_resolve_*` methods change the result."""
 
   def setUp(self):
     super().setUp()
-    self.run = self.enter_context(
-        mock.patch.object(
-            slurm_cluster_resolver.subprocess, 'run',
-            side_effect=FileNotFoundError(2, 'No such file or directory')))
-    # Whatever a test does to os.environ is undone after it.
-    self.enter_context(mock.patch.dict(os.environ))
+    self.enter_context(mock.patch.dict(os.environ, _THREE_NODE_STEP,
+                                       clear=True))
 
-  def use_env(self, env):
-    """Makes `env` the whole environment for the rest of the test."""
-    self.enter_context(mock.patch.dict(os.environ, env, clear=True))
+  def testOverriddenOwnRankChoosesTheTask(self):
 
-  def use_gpu_env(self, cvd, rank=1, tasks='2', rank_hosts='n1 n1', **more):
-    """One node `n1` whose tasks Slurm gave `cvd`."""
-    self.use_env(
-        _step_env('n1', tasks, rank_hosts, rank, CUDA_VISIBLE_DEVICES=cvd,
-                  SLURM_STEP_GPUS=cvd, **more))
+    class LastRank(SlurmClusterResolver):
 
-  def set_run_result(self, result):
-    """Makes the mocked `subprocess.run` raise or return `result`."""
-    if isinstance(result, BaseException):
-      self.run.side_effect = result
-    else:
-      self.run.side_effect = None
-      self.run.return_value = result
+      def _resolve_own_rank(self):
+        return 2
 
-  def assertResolverFails(self, error, regex, *args, **kwargs):
-    """Asserts the resolver raises and leaves os.environ exactly as it was."""
-    before = dict(os.environ)
-    with self.assertRaisesRegex(error, regex):
-      SlurmClusterResolver(*args, **kwargs)
-    self.assertEqual(before, dict(os.environ))
+    resolver = LastRank(auto_set_gpu=False)
+    self.assertEqual(('worker', 2), resolver.get_task_info())
+    self.assertEqual('grpc://t02n43:8888', resolver.master())
 
-  def assertWorkers(self, addresses, resolver):
-    self.assertEqual({'worker': addresses}, resolver.cluster_spec().as_dict())
+  def testOverriddenNumTasksSetsTheDefaultWorkerCount(self):
+
+    class TwoTasks(SlurmClusterResolver):
+
+      def _resolve_num_tasks(self):
+        return 2
+
+    with self.assertRaisesRegex(RuntimeError, r'Requested 2 tasks'):
+      TwoTasks(auto_set_gpu=False)
+
+  def testOverriddenHostlistNamesTheNodes(self):
+
+    class OtherHosts(SlurmClusterResolver):
+
+      def _resolve_hostlist(self):
+        return ['a1', 'a2', 'a3']
+
+    for tasks_per_node in (None, 1):
+      resolver = OtherHosts(tasks_per_node=tasks_per_node, auto_set_gpu=False)
+      self.assertEqual({'worker': ['a1:8888', 'a2:8888', 'a3:8888']},
+                       resolver.cluster_spec().as_dict())
+
+  def testOverriddenTaskConfigurationLaysOutTheTasks(self):
+
+    class TwoNodes(SlurmClusterResolver):
+
+      def _resolve_task_configuration(self):
+        return {'x1': 2, 'x2': 1}
+
+    resolver = TwoNodes(auto_set_gpu=False)
+    self.assertEqual({'worker': ['x1:8888', 'x1:8889', 'x2:8888']},
+                     resolver.cluster_spec().as_dict())
+
+  def testSubclassOverridingEveryMethodNeedsNoSlurmVariables(self):
+
+    class NotSlurm(SlurmClusterResolver):
+
+      def _resolve_own_rank(self):
+        return 1
+
+      def _resolve_num_tasks(self):
+        return 2
+
+      def _resolve_hostlist(self):
+        return ['h1', 'h2']
+
+      def _resolve_task_configuration(self):
+        return {'h1': 1, 'h2': 1}
+
+    os.environ.clear()
+    resolver = NotSlurm(gpus_per_node=0)
+    self.assertEqual({'worker': ['h1:8888', 'h2:8888']},
+                     resolver.cluster_spec().as_dict())
+    self.assertEqual(('worker', 1), resolver.get_task_info())
 
 
-class StepLayoutTest(_ResolverTestCase):
+class StepLayoutTest(slurm_test_util.ResolverTestCase):
   """Rank -> node for every Slurm task distribution, checked against Slurm."""
 
   def testNodeOrderFollowsNodelistNotStringSort(self):
-    self.use_env(_step_env('n[9-10]', '1(x2)', 'n9 n10', 0))
+    self.use_env(slurm_test_util.step_env('n[9-10]', '1(x2)', 'n9 n10', 0))
     resolver = SlurmClusterResolver()
     self.assertWorkers(['n9:8888', 'n10:8888'], resolver)
     self.assertEqual('grpc://n9:8888', resolver.master())
@@ -457,32 +331,42 @@ class StepLayoutTest(_ResolverTestCase):
   def testCyclicDistributionPutsRank1OnSecondNode(self):
     # srun -n5 -N2 -m cyclic (tests/fixtures/slurm-env/n5-N2-cyclic).
     self.use_env(
-        _step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', 1,
+        slurm_test_util.step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', 1,
                   SLURM_DISTRIBUTION='cyclic'))
     resolver = SlurmClusterResolver()
     self.assertEqual(('worker', 1), resolver.get_task_info())
     self.assertEqual('grpc://n2:8888', resolver.master())
 
   @parameterized.named_parameters(
-      ('_default_is_block', {}) + _N2_N5_BLOCK,
-      ('_block', {'SLURM_DISTRIBUTION': 'block'}) + _N2_N5_BLOCK,
-      ('_block_cyclic_is_block_across_nodes',
-       {'SLURM_DISTRIBUTION': 'block:cyclic'}) + _N2_N5_BLOCK,
-      ('_cyclic', {'SLURM_DISTRIBUTION': 'cyclic'}) + _N2_N5_CYCLIC,
-      ('_cyclic_block_is_cyclic_across_nodes',
-       {'SLURM_DISTRIBUTION': 'cyclic:block'}) + _N2_N5_CYCLIC,
-      ('_cyclic_three_levels', {'SLURM_DISTRIBUTION': 'cyclic:cyclic:fcyclic'},
-       'n[1-2]', '2(x2)', 'n1 n2 n1 n2',
+      ('_default_is_block', {}) + slurm_test_util.N2_N5_BLOCK,
+      ('_block', {
+          'SLURM_DISTRIBUTION': 'block'
+      }) + slurm_test_util.N2_N5_BLOCK,
+      ('_block_cyclic_is_block_across_nodes', {
+          'SLURM_DISTRIBUTION': 'block:cyclic'
+      }) + slurm_test_util.N2_N5_BLOCK,
+      ('_cyclic', {
+          'SLURM_DISTRIBUTION': 'cyclic'
+      }) + slurm_test_util.N2_N5_CYCLIC,
+      ('_cyclic_block_is_cyclic_across_nodes', {
+          'SLURM_DISTRIBUTION': 'cyclic:block'
+      }) + slurm_test_util.N2_N5_CYCLIC,
+      ('_cyclic_three_levels', {
+          'SLURM_DISTRIBUTION': 'cyclic:cyclic:fcyclic'
+      }, 'n[1-2]', '2(x2)', 'n1 n2 n1 n2',
        ['n1:8888', 'n2:8888', 'n1:8889', 'n2:8889']),
       # srun -n6 -N2 -m plane=2 (tests/fixtures/slurm-env/n6-N2-plane2).
-      ('_plane_2', {'SLURM_DISTRIBUTION': 'plane', 'SLURM_DIST_PLANESIZE': '2'},
-       'n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1',
+      ('_plane_2', {
+          'SLURM_DISTRIBUTION': 'plane',
+          'SLURM_DIST_PLANESIZE': '2'
+      }, 'n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1',
        ['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889', 'n1:8890', 'n1:8891']),
       # srun -N4 -n10 (tests/fixtures/slurm-env/N4-n10).
       ('_block_N4_n10', {}, 'n[1-4]', '4(x2),1(x2)',
-       'n1 n1 n1 n1 n2 n2 n2 n2 n3 n4',
-       ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888', 'n2:8889',
-        'n2:8890', 'n2:8891', 'n3:8888', 'n4:8888']),
+       'n1 n1 n1 n1 n2 n2 n2 n2 n3 n4', [
+           'n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888', 'n2:8889',
+           'n2:8890', 'n2:8891', 'n3:8888', 'n4:8888'
+       ]),
   )
   def testEveryTaskResolvesTheSameSpecAndItsOwnNode(self, overrides, nodelist,
                                                     tasks_per_node, rank_hosts,
@@ -490,7 +374,8 @@ class StepLayoutTest(_ResolverTestCase):
     for rank, address in enumerate(expected):
       with self.subTest(rank=rank):
         self.use_env(
-            _step_env(nodelist, tasks_per_node, rank_hosts, rank, **overrides))
+            slurm_test_util.step_env(nodelist, tasks_per_node, rank_hosts, rank,
+                                     **overrides))
         resolver = SlurmClusterResolver()
         self.assertWorkers(expected, resolver)
         self.assertEqual('grpc://' + address, resolver.master())
@@ -508,7 +393,7 @@ class StepLayoutTest(_ResolverTestCase):
     for rank, address in enumerate(expected):
       with self.subTest(rank=rank):
         self.use_env(
-            _step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', rank,
+            slurm_test_util.step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', rank,
                       node_ids='n1 n2', SLURM_DISTRIBUTION='arbitrary',
                       SLURM_HOSTFILE=hostfile))
         resolver = SlurmClusterResolver()
@@ -540,8 +425,13 @@ class StepLayoutTest(_ResolverTestCase):
     for rank, address in enumerate(expected):
       with self.subTest(rank=rank):
         self.use_env(
-            _step_env('n[1,3]', '1,2', 'n3 n3 n1', rank, node_ids='n3 n1',
-                      SLURM_DISTRIBUTION='block', **het_variables))
+            slurm_test_util.step_env('n[1,3]',
+                                     '1,2',
+                                     'n3 n3 n1',
+                                     rank,
+                                     node_ids='n3 n1',
+                                     SLURM_DISTRIBUTION='block',
+                                     **het_variables))
         resolver = SlurmClusterResolver()
         self.assertWorkers(expected, resolver)
         self.assertEqual('grpc://' + address, resolver.master())
@@ -549,7 +439,7 @@ class StepLayoutTest(_ResolverTestCase):
   def testRealHeterogeneousStep(self):
     # srun -N1 -n1 : -N2 -n3 (tests/fixtures/slurm-env/het-N1n1-N2n3-gpu).
     self.use_env(
-        _step_env('n[1-3]', '1,2,1', 'n1 n2 n2 n3', 2,
+        slurm_test_util.step_env('n[1-3]', '1,2,1', 'n1 n2 n2 n3', 2,
                   SLURM_DISTRIBUTION='block', SLURM_HET_SIZE='2',
                   SLURM_PACK_SIZE='2', SLURM_JOB_NODELIST_PACK_GROUP_0='n1',
                   SLURM_JOB_NODELIST_PACK_GROUP_1='n[2-3]'))
@@ -570,27 +460,33 @@ class StepLayoutTest(_ResolverTestCase):
   def testLayoutContradictingTaskVariablesIsErrorShowingBoth(
       self, name, value, regex):
     self.use_env(
-        _step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1, **{name: value}))
+        slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1,
+                                 **{name: value}))
     self.assertResolverFails(RuntimeError, regex)
 
   def testCyclicStepWithoutSlurmDistributionIsErrorNotWrongSpec(self):
     # The truth says cyclic, the variables say block: rank 1 is on n2.
-    self.use_env(_step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', 1))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', 1))
     self.assertResolverFails(
         RuntimeError, r"SLURMD_NODENAME: Slurm says 'n2', derived 'n1'")
 
   def testHeterogeneousStepContradictingNodeIdIsError(self):
     self.use_env(
-        _step_env('n[1,3]', '1,2', 'n3 n3 n1', 0, SLURM_NODEID='1',
-                  SLURM_HET_SIZE='2', SLURM_JOB_NODELIST_PACK_GROUP_0='n3',
-                  SLURM_JOB_NODELIST_PACK_GROUP_1='n1'))
+        slurm_test_util.step_env('n[1,3]',
+                                 '1,2',
+                                 'n3 n3 n1',
+                                 0,
+                                 SLURM_NODEID='1',
+                                 SLURM_HET_SIZE='2',
+                                 SLURM_JOB_NODELIST_PACK_GROUP_0='n3',
+                                 SLURM_JOB_NODELIST_PACK_GROUP_1='n1'))
     self.assertResolverFails(RuntimeError,
                              r"SLURM_NODEID: Slurm says '1', derived '0'")
 
   def testNamesWithSuffixesAndUnevenTasks(self):
     # srun -p mixed -N5 -n7 (tests/fixtures/slurm-env/mixed-N5-n7).
     self.use_env(
-        _step_env('c[09-11],gpu1-ib,gpu2-ib', '3,1(x4)',
+        slurm_test_util.step_env('c[09-11],gpu1-ib,gpu2-ib', '3,1(x4)',
                   'c09 c09 c09 c10 c11 gpu1-ib gpu2-ib', 5))
     resolver = SlurmClusterResolver()
     self.assertWorkers([
@@ -603,13 +499,18 @@ class StepLayoutTest(_ResolverTestCase):
     # srun -N1 -n1 inside sbatch -N2 --ntasks-per-node=2
     # (tests/fixtures/slurm-env/sbatch-N2-ntpn2-gres2/step-N1-n1).
     self.use_env(
-        _step_env('n1', '1', 'n1', 0, SLURM_JOB_NODELIST='n[1-2]',
-                  SLURM_NODELIST='n[1-2]', SLURM_NTASKS_PER_NODE='2',
-                  SLURM_JOB_CPUS_PER_NODE='2(x2)'))
+        slurm_test_util.step_env('n1',
+                                 '1',
+                                 'n1',
+                                 0,
+                                 SLURM_JOB_NODELIST='n[1-2]',
+                                 SLURM_NODELIST='n[1-2]',
+                                 SLURM_NTASKS_PER_NODE='2',
+                                 SLURM_JOB_CPUS_PER_NODE='2(x2)'))
     self.assertWorkers(['n1:8888'], SlurmClusterResolver())
 
   def testBatchScriptUsesJobVariables(self):
-    self.use_env(_BATCH_ENV)
+    self.use_env(slurm_test_util.BATCH_ENV)
     resolver = SlurmClusterResolver()
     self.assertWorkers(['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889'], resolver)
     self.assertEqual(('worker', 0), resolver.get_task_info())
@@ -617,11 +518,11 @@ class StepLayoutTest(_ResolverTestCase):
     self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
 
   def testSallocShellIsErrorSayingToUseSrun(self):
-    self.use_env(_SALLOC_ENV)
+    self.use_env(slurm_test_util.SALLOC_ENV)
     self.assertResolverFails(RuntimeError, r'SLURM_PROCID is not set.*srun')
 
 
-class HeterogeneousNumberingTest(_ResolverTestCase):
+class HeterogeneousNumberingTest(slurm_test_util.ResolverTestCase):
   """Heterogeneous steps number tasks node by node, in component order."""
 
   # srun -w n9 -n1 : -w n10,n11 -N2 -n4 -m cyclic, as Slurm ran it: component
@@ -629,9 +530,13 @@ class HeterogeneousNumberingTest(_ResolverTestCase):
   _RANK_HOSTS = 'n9 n10 n11 n10 n10'
 
   def _env(self, rank):
-    return _step_env('n[9-11]', '1,3,1', self._RANK_HOSTS, rank,
-                     SLURM_DISTRIBUTION='cyclic',
-                     **_het_variables('slurm_22_05', 'n9', 'n[10-11]'))
+    return slurm_test_util.step_env('n[9-11]',
+                                    '1,3,1',
+                                    self._RANK_HOSTS,
+                                    rank,
+                                    SLURM_DISTRIBUTION='cyclic',
+                                    **slurm_test_util.het_variables(
+                                        'slurm_22_05', 'n9', 'n[10-11]'))
 
   def testCyclicComponentGivesOneSpecWithEveryTaskOnItsNode(self):
     expected = ['n9:8888', 'n10:8888', 'n10:8889', 'n10:8890', 'n11:8888']
@@ -646,7 +551,7 @@ class HeterogeneousNumberingTest(_ResolverTestCase):
     self.assertEqual({0: 0, 1: 1, 3: 2, 4: 3, 2: 4}, ids)
 
 
-class GpuTest(_ResolverTestCase):
+class GpuTest(slurm_test_util.ResolverTestCase):
   """GPUs follow Slurm's binding; CUDA_VISIBLE_DEVICES is written once."""
 
   @parameterized.named_parameters(('_first_task', 0, '4,5'),
@@ -661,7 +566,7 @@ class GpuTest(_ResolverTestCase):
     # srun inside sbatch -N2 --ntasks-per-node=2 --gres=gpu:2
     # (tests/fixtures/slurm-env/sbatch-N2-ntpn2-gres2/step-full).
     self.use_env(
-        _step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3,
+        slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3,
                   CUDA_VISIBLE_DEVICES='0,1', SLURM_STEP_GPUS='0,1',
                   SLURM_JOB_GPUS='0,1', SLURM_GPUS_ON_NODE='2'))
     resolver = SlurmClusterResolver()
@@ -704,7 +609,7 @@ class GpuTest(_ResolverTestCase):
     self.run.assert_not_called()
 
   def testCpuOnlyStepWithoutNvidiaSmiHasNoGpus(self):
-    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
     resolver = SlurmClusterResolver()
     self.assertEqual({'GPU': 0}, resolver.num_accelerators())
     self.assertNotIn('CUDA_VISIBLE_DEVICES', os.environ)
@@ -712,26 +617,27 @@ class GpuTest(_ResolverTestCase):
                      self.run.call_args[0][0])
 
   def testNvidiaSmiCountsGpusWhenCudaVisibleDevicesIsUnset(self):
-    self.set_run_result(_completed(stdout=_NVIDIA_SMI_TWO_GPUS))
-    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    self.set_run_result(
+        slurm_test_util.completed(stdout=slurm_test_util.NVIDIA_SMI_TWO_GPUS))
+    self.use_env(slurm_test_util.step_env('n1', '2', 'n1 n1', 1))
     resolver = SlurmClusterResolver()
     self.assertEqual('1', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 1}, resolver.num_accelerators())
 
   def testNvidiaSmiWithoutDevicesMeansNoGpus(self):
-    self.set_run_result(_completed(returncode=6,
+    self.set_run_result(slurm_test_util.completed(returncode=6,
                                    stdout='No devices were found\n'))
-    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    self.use_env(slurm_test_util.step_env('n1', '2', 'n1 n1', 1))
     self.assertEqual({'GPU': 0}, SlurmClusterResolver().num_accelerators())
     self.assertNotIn('CUDA_VISIBLE_DEVICES', os.environ)
 
   def testFailingNvidiaSmiIsRuntimeError(self):
     self.set_run_result(
-        _completed(
+        slurm_test_util.completed(
             returncode=9,
             stdout='NVIDIA-SMI has failed because it couldn\'t communicate '
             'with the NVIDIA driver.\n'))
-    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    self.use_env(slurm_test_util.step_env('n1', '2', 'n1 n1', 1))
     self.assertResolverFails(RuntimeError, r'nvidia-smi.*status 9')
 
   def testGpuBindClosestGivingEveryTaskTheNodesGpusIsSplit(self):
@@ -744,14 +650,14 @@ class GpuTest(_ResolverTestCase):
     self.assertEqual({'GPU': 2}, resolver.num_accelerators())
 
   def testNvidiaSmiIsNotRunWhenGpusPerNodeIsGiven(self):
-    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    self.use_env(slurm_test_util.step_env('n1', '2', 'n1 n1', 1))
     resolver = SlurmClusterResolver(gpus_per_node=2)
     self.run.assert_not_called()
     self.assertEqual('1', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 1}, resolver.num_accelerators())
 
   def testExplicitZeroGpusPerNodeHidesTheNodesGpus(self):
-    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    self.use_env(slurm_test_util.step_env('n1', '2', 'n1 n1', 1))
     resolver = SlurmClusterResolver(gpus_per_node=0)
     self.run.assert_not_called()
     self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
@@ -780,9 +686,9 @@ class GpuTest(_ResolverTestCase):
     # A batch script resolves itself (CUDA_VISIBLE_DEVICES 0,1 -> 0), then
     # runs `srun --gpus-per-task=1`, which passes its environment on and
     # binds GPU 1 to the second task on n1.
-    self.use_env(_BATCH_ENV)
+    self.use_env(slurm_test_util.BATCH_ENV)
     SlurmClusterResolver()
-    task = _step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1,
+    task = slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1,
                      CUDA_VISIBLE_DEVICES='1', SLURM_STEP_GPUS='1',
                      SLURM_GPUS_ON_NODE='2',
                      SLURMD_TRES_BIND='gpu:per_task:1')
@@ -802,7 +708,6 @@ class GpuTest(_ResolverTestCase):
     self.use_gpu_env('4,5,6,7', SLURM_GPUS_ON_NODE='4')
     self.assertResolverFails(RuntimeError, r'Requested 3 tasks',
                              jobs={'worker': 3})
-    self.assertNotIn(_SAVED_CVD_VAR, os.environ)
 
   def testFailingSecondResolverKeepsWhatTheFirstSet(self):
     self.use_gpu_env('4,5,6,7', SLURM_GPUS_ON_NODE='4')
@@ -831,7 +736,7 @@ class GpuTest(_ResolverTestCase):
   def testGpuOversubscriptionOfAnyNodeFailsOnEveryTask(self):
     # srun -N2 -n3 lays out 2,1: 2 tasks x 2 GPUs exceed n1's 2 GPUs, so the
     # task alone on n2 must fail too instead of waiting for the others.
-    self.use_env(_step_env('n[1-2]', '2,1', 'n1 n1 n2', 2))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2,1', 'n1 n1 n2', 2))
     self.assertResolverFails(RuntimeError, r'2 GPUs per task',
                              gpus_per_node=2, gpus_per_task=2)
 
@@ -846,7 +751,7 @@ class GpuTest(_ResolverTestCase):
     self.assertEqual(0, slurm_cluster_resolver.get_num_gpus())
 
 
-class DefaultGpuCountTest(_ResolverTestCase):
+class DefaultGpuCountTest(slurm_test_util.ResolverTestCase):
   """Without gpus_per_task/gpus_per_node every worker gets as many GPUs."""
 
   @parameterized.named_parameters(
@@ -869,7 +774,7 @@ class DefaultGpuCountTest(_ResolverTestCase):
       self, nodelist, tasks, rank_hosts, cvd, expected, distribution=None):
     for rank, gpus in enumerate(expected):
       with self.subTest(rank=rank):
-        self.use_env(_step_env(
+        self.use_env(slurm_test_util.step_env(
             nodelist, tasks, rank_hosts, rank, CUDA_VISIBLE_DEVICES=cvd,
             SLURM_DISTRIBUTION=distribution,
             SLURM_STEP_GPUS=cvd, SLURM_GPUS_ON_NODE=str(len(cvd.split(',')))))
@@ -880,7 +785,7 @@ class DefaultGpuCountTest(_ResolverTestCase):
 
   def testTaskOnLessBusyNodeSaysItsGpusStayUnused(self):
     # srun -N2 -n3 --gres=gpu:4, rank 2 alone on n2: 2 of its 4 GPUs.
-    self.use_env(_step_env('n[1-2]', '2,1', 'n1 n1 n2', 2,
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2,1', 'n1 n1 n2', 2,
                            CUDA_VISIBLE_DEVICES='0,1,2,3',
                            SLURM_GPUS_ON_NODE='4'))
     with self.assertLogs(level='INFO') as logs:
@@ -949,8 +854,13 @@ class DefaultGpuCountTest(_ResolverTestCase):
              (2, '0,1,2,3', '2,3'), (3, '0,1,2,3', '0,1')]
     for rank, cvd, expected in cases:
       with self.subTest(rank=rank):
-        self.use_env(_step_env('n[1-3]', '1,2,1', 'n1 n2 n2 n3', rank,
-                               CUDA_VISIBLE_DEVICES=cvd, **het))
+        self.use_env(
+            slurm_test_util.step_env('n[1-3]',
+                                     '1,2,1',
+                                     'n1 n2 n2 n3',
+                                     rank,
+                                     CUDA_VISIBLE_DEVICES=cvd,
+                                     **het))
         resolver = SlurmClusterResolver()
         self.assertEqual(expected, os.environ['CUDA_VISIBLE_DEVICES'])
         self.assertEqual({'GPU': 2}, resolver.num_accelerators())
@@ -959,7 +869,7 @@ class DefaultGpuCountTest(_ResolverTestCase):
     het = {'SLURM_HET_SIZE': '2', 'SLURM_JOB_NODELIST_HET_GROUP_0': 'n1',
            'SLURM_JOB_NODELIST_HET_GROUP_1': 'n2',
            'SLURM_DISTRIBUTION': 'block'}
-    self.use_env(_step_env('n[1-2]', '1,3', 'n1 n2 n2 n2', 3,
+    self.use_env(slurm_test_util.step_env('n[1-2]', '1,3', 'n1 n2 n2 n2', 3,
                            CUDA_VISIBLE_DEVICES='0,1', **het))
     resolver = SlurmClusterResolver()
     self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
@@ -968,16 +878,21 @@ class DefaultGpuCountTest(_ResolverTestCase):
 
   def testGpusSpreadUnevenlyByGpusTotalWarnThatWorkersMayDiffer(self):
     # salloc -N3 -n5 --gpus=5: n1 got 3 GPUs, n2 and n3 one each.
-    self.use_env(_step_env('n[1-3]', '3,1,1', 'n1 n1 n1 n2 n3', 0,
-                           CUDA_VISIBLE_DEVICES='0,1,2', SLURM_GPUS='5',
-                           SLURM_GPUS_ON_NODE='3'))
+    self.use_env(
+        slurm_test_util.step_env('n[1-3]',
+                                 '3,1,1',
+                                 'n1 n1 n1 n2 n3',
+                                 0,
+                                 CUDA_VISIBLE_DEVICES='0,1,2',
+                                 SLURM_GPUS='5',
+                                 SLURM_GPUS_ON_NODE='3'))
     with self.assertLogs(level='WARNING') as logs:
       SlurmClusterResolver()
     self.assertRegex('\n'.join(logs.output),
                      r'SLURM_GPUS=5 .* 3 nodes .* gave this one 3')
 
   def testGpusTotalSpreadEvenlyIsNotWarned(self):
-    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 0,
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 0,
                            CUDA_VISIBLE_DEVICES='0,1', SLURM_GPUS='a100:4'))
     with mock.patch.object(slurm_cluster_resolver.logging,
                            'warning') as warning:
@@ -985,29 +900,23 @@ class DefaultGpuCountTest(_ResolverTestCase):
     warning.assert_not_called()
 
   def testMalformedGpusTotalIsValueErrorNamingIt(self):
-    self.use_env(_step_env('n1', '1', 'n1', 0, CUDA_VISIBLE_DEVICES='0',
-                           SLURM_GPUS='four'))
+    self.use_env(
+        slurm_test_util.step_env('n1',
+                                 '1',
+                                 'n1',
+                                 0,
+                                 CUDA_VISIBLE_DEVICES='0',
+                                 SLURM_GPUS='four'))
     self.assertResolverFails(ValueError, r"SLURM_GPUS='four'")
 
-  def testExplainShowsTheSharedGpusTheResolverSets(self):
-    env = _step_env('n1', '3', 'n1 n1 n1', 2, CUDA_VISIBLE_DEVICES='4,5')
-    out = io.StringIO()
-    self.assertEqual(0, slurm_cluster_resolver.main(['--all'], environ=env,
-                                                    out=out))
-    rows = _explain_rows(out.getvalue())
-    self.assertEqual(['4', '5', '4'], [rows[rank][4] for rank in range(3)])
-    self.use_env(env)
-    SlurmClusterResolver()
-    self.assertEqual(rows[2][4], os.environ['CUDA_VISIBLE_DEVICES'])
 
-
-class ApiTest(_ResolverTestCase):
+class ApiTest(slurm_test_util.ResolverTestCase):
   """The r1.15 / TF 2.x API, with the examples of TF's tests and docs."""
 
   def testSimpleRetrievalFromEnv(self):
     # TF 2.x testSimpleRetrievalFromEnv.
     self.use_env(
-        dict(_TF_TEST_ENV, SLURM_STEP_TASKS_PER_NODE='1(x3)',
+        dict(slurm_test_util.TF_TEST_ENV, SLURM_STEP_TASKS_PER_NODE='1(x3)',
              CUDA_VISIBLE_DEVICES='0'))
     resolver = SlurmClusterResolver()
     self.assertWorkers(['t02n13:8888', 't02n41:8888', 't02n43:8888'], resolver)
@@ -1023,7 +932,7 @@ class ApiTest(_ResolverTestCase):
   )
   def testPsAndWorkerJobsSplitTheRanks(self, more_env, more_args):
     # TF 2.x testSimpleSuccessfulRetrieval and testTaskPerNodeNotSetRetrieval.
-    self.use_env(dict(_TF_TEST_ENV, **more_env))
+    self.use_env(dict(slurm_test_util.TF_TEST_ENV, **more_env))
     resolver = SlurmClusterResolver(
         jobs={'ps': 1, 'worker': 2}, port_base=8888, gpus_per_node=1,
         gpus_per_task=1, auto_set_gpu=False, **more_args)
@@ -1035,7 +944,7 @@ class ApiTest(_ResolverTestCase):
 
   def testSimpleMasterRetrieval(self):
     # TF 2.x testSimpleMasterRetrieval.
-    self.use_env(_TF_TEST_ENV)
+    self.use_env(slurm_test_util.TF_TEST_ENV)
     resolver = SlurmClusterResolver(
         jobs={'ps': 1, 'worker': 2}, port_base=8888, tasks_per_node=1,
         gpus_per_node=1, gpus_per_task=1, auto_set_gpu=False)
@@ -1074,8 +983,8 @@ class ApiTest(_ResolverTestCase):
   def use_two_node_env(self, rank, **more):
     """`salloc --nodes=2 --ntasks-per-node=2` on TF's README hosts."""
     self.use_env(
-        _step_env('t02n[13,41]', '2(x2)', 't02n13 t02n13 t02n41 t02n41',
-                  rank, **more))
+        slurm_test_util.step_env('t02n[13,41]', '2(x2)',
+                                 't02n13 t02n13 t02n41 t02n41', rank, **more))
 
   def testReadmeBasicExampleSplitsFourGpusPerNode(self):
     # salloc --nodes=2 --ntasks-per-node=2 --gres=gpu:k80:4; srun ...
@@ -1111,13 +1020,13 @@ class ApiTest(_ResolverTestCase):
     self.assertEqual({'GPU': 1}, resolver.num_accelerators())
 
   def testJobsDefaultsToOneWorkerPerTask(self):
-    self.use_env(_step_env('n[1-3]', '1(x3)', 'n1 n2 n3', 2))
+    self.use_env(slurm_test_util.step_env('n[1-3]', '1(x3)', 'n1 n2 n3', 2))
     resolver = SlurmClusterResolver()
     self.assertWorkers(['n1:8888', 'n2:8888', 'n3:8888'], resolver)
     self.assertEqual(('worker', 2), resolver.get_task_info())
 
   def testRanksGoToJobsInSortedJobNameOrder(self):
-    self.use_env(_step_env('n[1-4]', '1(x4)', 'n1 n2 n3 n4', 2))
+    self.use_env(slurm_test_util.step_env('n[1-4]', '1(x4)', 'n1 n2 n3 n4', 2))
     resolver = SlurmClusterResolver(
         jobs={'worker': 1, 'ps': 1, 'evaluator': 1, 'chief': 1})
     self.assertEqual(
@@ -1130,7 +1039,7 @@ class ApiTest(_ResolverTestCase):
       ('_dict', {'n1': 2, 'n2': 1}, '2,1', 'n1 n1 n2'))
   def testTasksPerNodeAgreeingWithSlurm(self, tasks_per_node, slurm_value,
                                         rank_hosts):
-    self.use_env(_step_env('n[1-2]', slurm_value, rank_hosts, 1))
+    self.use_env(slurm_test_util.step_env('n[1-2]', slurm_value, rank_hosts, 1))
     resolver = SlurmClusterResolver(tasks_per_node=tasks_per_node)
     self.assertEqual('grpc://n1:8889', resolver.master())
 
@@ -1143,26 +1052,26 @@ class ApiTest(_ResolverTestCase):
     self.assertEqual(('worker', 2), resolver.get_task_info())
 
   def testPortBaseAtTheTopOfTheRangeIsAllowed(self):
-    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    self.use_env(slurm_test_util.step_env('n1', '2', 'n1 n1', 1))
     resolver = SlurmClusterResolver(port_base=65534)
     self.assertWorkers(['n1:65534', 'n1:65535'], resolver)
 
   def testMasterDefaultsToOwnAddressWithGrpc(self):
-    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
     self.assertEqual('grpc://n2:8889', SlurmClusterResolver().master())
 
   def testMasterOfAnotherTaskWithItsOwnRpcLayer(self):
-    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
     resolver = SlurmClusterResolver()
     self.assertEqual('grpc://n1:8889', resolver.master('worker', 1))
     self.assertEqual('test://n2:8888', resolver.master('worker', 2, 'test'))
 
   def testMasterWithoutRpcLayerIsTheBareAddress(self):
-    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
     self.assertEqual('n2:8889', SlurmClusterResolver(rpc_layer=None).master())
 
   def testMasterKeepsTaskTypeAndIdSetByTheUser(self):
-    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3))
     resolver = SlurmClusterResolver()
     resolver.task_type = 'worker'
     resolver.task_id = 1
@@ -1171,7 +1080,11 @@ class ApiTest(_ResolverTestCase):
 
   def testMasterAndClusterSpecChangeNothing(self):
     self.use_env(
-        _step_env('n1', '2', 'n1 n1', 1, CUDA_VISIBLE_DEVICES='4,5,6,7'))
+        slurm_test_util.step_env('n1',
+                                 '2',
+                                 'n1 n1',
+                                 1,
+                                 CUDA_VISIBLE_DEVICES='4,5,6,7'))
     resolver = SlurmClusterResolver()
     after_init = dict(os.environ)
     for _ in range(3):
@@ -1182,7 +1095,7 @@ class ApiTest(_ResolverTestCase):
     self.assertEqual(('worker', 1), resolver.get_task_info())
 
   def testFailingMasterCallLeavesResolverAndEnvironmentUnchanged(self):
-    self.use_env(_step_env('n1', '2', 'n1 n1', 1))
+    self.use_env(slurm_test_util.step_env('n1', '2', 'n1 n1', 1))
     resolver = SlurmClusterResolver()
     before = dict(os.environ)
     with self.assertRaisesRegex(ValueError, 'chief'):
@@ -1194,17 +1107,21 @@ class ApiTest(_ResolverTestCase):
 
   def testNumAcceleratorsIsPerTaskWhateverTheArguments(self):
     self.use_env(
-        _step_env('n1', '2', 'n1 n1', 0, CUDA_VISIBLE_DEVICES='0,1,2,3'))
+        slurm_test_util.step_env('n1',
+                                 '2',
+                                 'n1 n1',
+                                 0,
+                                 CUDA_VISIBLE_DEVICES='0,1,2,3'))
     resolver = SlurmClusterResolver()
     self.assertEqual({'GPU': 2}, resolver.num_accelerators())
     self.assertEqual({'GPU': 2}, resolver.num_accelerators('worker', 1, None))
 
   def testEnvironmentIsEmpty(self):
-    self.use_env(_step_env('n1', '1', 'n1', 0))
+    self.use_env(slurm_test_util.step_env('n1', '1', 'n1', 0))
     self.assertEqual('', SlurmClusterResolver().environment)
 
   def testTaskTypeTaskIdAndRpcLayerAreSettable(self):
-    self.use_env(_step_env('n[1-2]', '1(x2)', 'n1 n2', 0))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '1(x2)', 'n1 n2', 0))
     resolver = SlurmClusterResolver(jobs={'chief': 1, 'worker': 1})
     self.assertEqual(('chief', 0), resolver.get_task_info())
     resolver.task_type, resolver.task_id, resolver.rpc_layer = 'worker', 0, 'ab'
@@ -1212,34 +1129,35 @@ class ApiTest(_ResolverTestCase):
     self.assertEqual('ab://n2:8888', resolver.master())
 
   def testExportedAsTfDistributeClusterResolver(self):
-    self.assertIs(SlurmClusterResolver,
-                  tf.distribute.cluster_resolver.SlurmClusterResolver)
+    self.assertEqual('distribute.cluster_resolver.SlurmClusterResolver',
+                     tf_export.get_canonical_name_for_symbol(
+                         SlurmClusterResolver))
 
   @parameterized.named_parameters(('_more', {'worker': 4}, 4),
                                   ('_fewer', {'ps': 1, 'worker': 1}, 2))
   def testTaskCountOtherThanSlurmsIsRuntimeErrorWithBothNumbers(
       self, jobs, requested):
-    self.use_env(_step_env('n[1-3]', '1(x3)', 'n1 n2 n3', 0))
+    self.use_env(slurm_test_util.step_env('n[1-3]', '1(x3)', 'n1 n2 n3', 0))
     self.assertResolverFails(
         RuntimeError, r'Requested %d tasks .* Slurm assigned 3 tasks' %
         requested, jobs=jobs)
 
 
-class ScontrolTest(_ResolverTestCase):
+class ScontrolTest(slurm_test_util.ResolverTestCase):
   """hostlist_expansion='scontrol': `scontrol show hostnames`, as r1.15."""
 
   def setUp(self):
     super().setUp()
-    self.use_env(_step_env('n[1-2]', '1(x2)', 'n1 n2', 1))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '1(x2)', 'n1 n2', 1))
 
   def testScontrolOutputIsTheNodeList(self):
-    self.set_run_result(_completed(stdout='n1\nn2\n'))
+    self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
     resolver = SlurmClusterResolver(gpus_per_node=0,
                                     hostlist_expansion='scontrol')
     self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
 
   def testScontrolIsRunWithAnArgumentListAndATimeout(self):
-    self.set_run_result(_completed(stdout='n1\nn2\n'))
+    self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
     SlurmClusterResolver(gpus_per_node=0, hostlist_expansion='scontrol')
     self.run.assert_called_once()
     args, kwargs = self.run.call_args
@@ -1251,13 +1169,14 @@ class ScontrolTest(_ResolverTestCase):
       ('_missing_binary', FileNotFoundError(2, 'No such file or directory'),
        RuntimeError, r"'n\[1-2\]': scontrol is not installed"),
       ('_non_zero_exit',
-       _completed(returncode=1, stderr='scontrol: error: too many arguments'),
+       slurm_test_util.completed(returncode=1,
+                                 stderr='scontrol: error: too many arguments'),
        RuntimeError, r'exited with status 1: scontrol: error'),
       ('_invalid_hostlist_with_exit_zero',
-       _completed(stderr='Invalid hostlist: n[1-2]\n'), ValueError,
-       r"'n\[1-2\]': scontrol says Invalid hostlist"),
-      ('_timeout', subprocess.TimeoutExpired('scontrol', 30), RuntimeError,
-       r'did not finish'),
+       slurm_test_util.completed(stderr='Invalid hostlist: n[1-2]\n'),
+       ValueError, r"'n\[1-2\]': scontrol says Invalid hostlist"),
+      ('_timeout', subprocess.TimeoutExpired(
+          'scontrol', 30), RuntimeError, r'did not finish'),
   )
   def testScontrolFailureIsClearError(self, result, error, regex):
     self.set_run_result(result)
@@ -1265,14 +1184,14 @@ class ScontrolTest(_ResolverTestCase):
                              hostlist_expansion='scontrol')
 
 
-class BadInputTest(_ResolverTestCase):
+class BadInputTest(slurm_test_util.ResolverTestCase):
   """Every bad input is an error naming it, and changes nothing."""
 
   def setUp(self):
     super().setUp()
     # srun -N2 --ntasks-per-node=2 --gres=gpu:4, rank 1: resolving would set
     # CUDA_VISIBLE_DEVICES to 2,3.
-    self.base_env = _step_env(
+    self.base_env = slurm_test_util.step_env(
         'n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1, CUDA_VISIBLE_DEVICES='0,1,2,3',
         SLURM_STEP_GPUS='0,1,2,3', SLURM_GPUS_ON_NODE='4')
 
@@ -1447,28 +1366,28 @@ class BadInputTest(_ResolverTestCase):
     self.assertResolverFails(error, regex, **kwargs)
 
 
-class HeterogeneousJobsTest(_ResolverTestCase):
+class HeterogeneousJobsTest(slurm_test_util.ResolverTestCase):
   """het_jobs: each component of `srun A : B` is a TensorFlow job."""
 
-  @parameterized.named_parameters(*_HET_SCHEMES)
+  @parameterized.named_parameters(*slurm_test_util.HET_SCHEMES)
   def testEachComponentIsAJobIndexedInRankOrder(self, scheme):
     expected_tasks = [('ps', 0), ('worker', 0), ('worker', 1), ('worker', 2)]
     for rank, task in enumerate(expected_tasks):
       with self.subTest(rank=rank):
-        self.use_env(_het_gpu_env(rank, scheme))
+        self.use_env(slurm_test_util.het_gpu_env(rank, scheme))
         resolver = SlurmClusterResolver(het_jobs=['ps', 'worker'])
         self.assertEqual(
             {'ps': ['n1:8888'], 'worker': ['n2:8888', 'n2:8889', 'n3:8888']},
             resolver.cluster_spec().as_dict())
         self.assertEqual(task, resolver.get_task_info())
 
-  @parameterized.named_parameters(*_HET_SCHEMES)
+  @parameterized.named_parameters(*slurm_test_util.HET_SCHEMES)
   def testComponentZeroOnTheLaterSortedNodeIsTheFirstJob(self, scheme):
     expected = [('ps', 0, 'n3:8888'), ('ps', 1, 'n3:8889'),
                 ('worker', 0, 'n1:8888')]
     for rank, (job, index, address) in enumerate(expected):
       with self.subTest(rank=rank):
-        self.use_env(_het_later_node_env(rank, scheme))
+        self.use_env(slurm_test_util.het_later_node_env(rank, scheme))
         resolver = SlurmClusterResolver(het_jobs=['ps', 'worker'])
         self.assertEqual({'ps': ['n3:8888', 'n3:8889'], 'worker': ['n1:8888']},
                          resolver.cluster_spec().as_dict())
@@ -1476,7 +1395,7 @@ class HeterogeneousJobsTest(_ResolverTestCase):
         self.assertEqual('grpc://' + address, resolver.master())
 
   def testJobsAgreeingWithTheComponentsAreAccepted(self):
-    self.use_env(_het_gpu_env(2))
+    self.use_env(slurm_test_util.het_gpu_env(2))
     resolver = SlurmClusterResolver(jobs={'worker': 3, 'ps': 1},
                                     het_jobs=('ps', 'worker'))
     self.assertEqual(('worker', 1), resolver.get_task_info())
@@ -1488,14 +1407,14 @@ class HeterogeneousJobsTest(_ResolverTestCase):
       ('_one_job_for_all', {'worker': 4}),
   )
   def testJobsContradictingTheComponentsIsRuntimeErrorNamingBoth(self, jobs):
-    self.use_env(_het_gpu_env(2))
+    self.use_env(slurm_test_util.het_gpu_env(2))
     self.assertResolverFails(
         RuntimeError, r"jobs=%s .*het_jobs=\['ps', 'worker'\] gives "
         r"\{'ps': 1, 'worker': 3\}" % re.escape(repr(jobs)), jobs=jobs,
         het_jobs=['ps', 'worker'])
 
   def testHetJobsInAStepThatIsNotHeterogeneousIsRuntimeError(self):
-    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
     self.assertResolverFails(
         RuntimeError, r"het_jobs=\['ps', 'worker'\] needs a heterogeneous "
         r'step.*SLURM_HET_SIZE is not set', het_jobs=['ps', 'worker'])
@@ -1517,13 +1436,13 @@ class HeterogeneousJobsTest(_ResolverTestCase):
       ('_no_names', [], r'het_jobs=\[\] names 0 components'),
   )
   def testBadHetJobsIsValueError(self, het_jobs, regex):
-    self.use_env(_het_gpu_env(1))
+    self.use_env(slurm_test_util.het_gpu_env(1))
     self.assertResolverFails(ValueError, regex, het_jobs=het_jobs)
 
   @parameterized.named_parameters(
-      ('_components_in_node_order', _het_gpu_env,
+      ('_components_in_node_order', slurm_test_util.het_gpu_env,
        ['n1:8888', 'n2:8888', 'n2:8889', 'n3:8888']),
-      ('_component_zero_on_later_node', _het_later_node_env,
+      ('_component_zero_on_later_node', slurm_test_util.het_later_node_env,
        ['n3:8888', 'n3:8889', 'n1:8888']),
   )
   def testSameJobForTwoComponentsKeepsRankOrder(self, make_env, expected):
@@ -1543,7 +1462,7 @@ class HeterogeneousJobsTest(_ResolverTestCase):
   )
   def testNumAcceleratorsIsThisTasksInTheRealStep(self, rank, gpus, cvd):
     # tests/fixtures/slurm-env/het-N1n1-N2n3-gpu: ps has no GPUs, workers 1.
-    self.use_env(_het_gpu_env(rank))
+    self.use_env(slurm_test_util.het_gpu_env(rank))
     resolver = SlurmClusterResolver(het_jobs=['ps', 'worker'])
     self.assertEqual({'GPU': gpus}, resolver.num_accelerators())
     self.assertEqual(cvd, os.environ.get('CUDA_VISIBLE_DEVICES'))
@@ -1554,7 +1473,8 @@ class HeterogeneousJobsTest(_ResolverTestCase):
     # srun -N1 -n1 --gres=gpu:4 : -N2 -n3 --gpus-per-task=1.
     node_gpus = {'CUDA_VISIBLE_DEVICES': '0,1,2,3',
                  'SLURM_STEP_GPUS': '0,1,2,3', 'SLURM_GPUS_ON_NODE': '4'}
-    self.use_env(_het_gpu_env(rank, **(node_gpus if rank == 0 else {})))
+    self.use_env(
+        slurm_test_util.het_gpu_env(rank, **(node_gpus if rank == 0 else {})))
     resolver = SlurmClusterResolver(het_jobs=['ps', 'worker'])
     self.assertEqual({'GPU': gpus}, resolver.num_accelerators())
     self.assertEqual(cvd, os.environ['CUDA_VISIBLE_DEVICES'])
@@ -1570,11 +1490,12 @@ class HeterogeneousJobsTest(_ResolverTestCase):
   def testMissingComponentNodeListIsRuntimeErrorNamingIt(self, scheme, missing,
                                                          named):
     # Also without het_jobs: ranks are not numbered by guesswork.
-    self.use_env(_het_gpu_env(1, scheme, **{missing: None}))
+    self.use_env(slurm_test_util.het_gpu_env(1, scheme, **{missing: None}))
     self.assertResolverFails(RuntimeError, r'%s is not set' % named)
 
   def testComponentNodeListsLeavingANodeOutIsRuntimeError(self):
-    self.use_env(_het_gpu_env(1, SLURM_JOB_NODELIST_PACK_GROUP_1='n2'))
+    self.use_env(
+        slurm_test_util.het_gpu_env(1, SLURM_JOB_NODELIST_PACK_GROUP_1='n2'))
     self.assertResolverFails(RuntimeError,
                              r"Nodes \['n3'\] of the heterogeneous step")
 
@@ -1585,11 +1506,11 @@ class HeterogeneousJobsTest(_ResolverTestCase):
   )
   def testBadComponentCountIsValueErrorNamingItsVariable(self, overrides,
                                                          regex):
-    self.use_env(_het_gpu_env(1, **overrides))
+    self.use_env(slurm_test_util.het_gpu_env(1, **overrides))
     self.assertResolverFails(ValueError, regex)
 
 
-class PortTest(_ResolverTestCase):
+class PortTest(slurm_test_util.ResolverTestCase):
   """port_base: a number, Slurm's reserved ports, or derived from the ids."""
 
   @parameterized.named_parameters(
@@ -1609,7 +1530,7 @@ class PortTest(_ResolverTestCase):
     for rank, address in enumerate(expected):
       with self.subTest(rank=rank):
         self.use_env(
-            _step_env(nodelist, tasks_per_node, rank_hosts, rank,
+            slurm_test_util.step_env(nodelist, tasks_per_node, rank_hosts, rank,
                       SLURM_STEP_RESV_PORTS=reserved, **more))
         resolver = SlurmClusterResolver(port_base='reserved')
         self.assertWorkers(expected, resolver)
@@ -1619,15 +1540,19 @@ class PortTest(_ResolverTestCase):
     # Slurm reserves each component's ports on its own nodes, yet gives every
     # task the ports of all components: no task can tell which are its own.
     self.use_env(
-        _step_env('n[1,3]', '1,2', 'n3 n3 n1', 0,
-                  SLURM_STEP_RESV_PORTS='12000-12002',
-                  **dict(_het_variables('slurm_22_05', 'n3', 'n1'),
-                         node_ids='n3 n1')))
+        slurm_test_util.step_env('n[1,3]',
+                                 '1,2',
+                                 'n3 n3 n1',
+                                 0,
+                                 SLURM_STEP_RESV_PORTS='12000-12002',
+                                 **dict(slurm_test_util.het_variables(
+                                     'slurm_22_05', 'n3', 'n1'),
+                                        node_ids='n3 n1')))
     self.assertResolverFails(RuntimeError, r"heterogeneous step.*'derived'",
                              port_base='reserved')
 
   def testReservedWithoutResvPortsIsRuntimeErrorSayingToUseSrunResvPorts(self):
-    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
     self.assertResolverFails(
         RuntimeError, r'SLURM_STEP_RESV_PORTS.*srun --resv-ports',
         port_base='reserved')
@@ -1638,7 +1563,7 @@ class PortTest(_ResolverTestCase):
       self, rank, reserved):
     # srun -N2 -n4 lays out 3,1: the task alone on n2 must fail too.
     self.use_env(
-        _step_env('n[1-2]', '3,1', 'n1 n1 n1 n2', rank,
+        slurm_test_util.step_env('n[1-2]', '3,1', 'n1 n1 n1 n2', rank,
                   SLURM_STEP_RESV_PORTS=reserved))
     self.assertResolverFails(
         RuntimeError, r'SLURM_STEP_RESV_PORTS has \d ports .* busiest node '
@@ -1654,7 +1579,12 @@ class PortTest(_ResolverTestCase):
       ('_negative', '-12000'),
   )
   def testMalformedResvPortsIsValueErrorNamingIt(self, value):
-    self.use_env(_step_env('n1', '2', 'n1 n1', 1, SLURM_STEP_RESV_PORTS=value))
+    self.use_env(
+        slurm_test_util.step_env('n1',
+                                 '2',
+                                 'n1 n1',
+                                 1,
+                                 SLURM_STEP_RESV_PORTS=value))
     self.assertResolverFails(
         ValueError, r'SLURM_STEP_RESV_PORTS=%s' % re.escape(repr(value)),
         port_base='reserved')
@@ -1662,15 +1592,20 @@ class PortTest(_ResolverTestCase):
   @parameterized.named_parameters(('_zero', '0-1'),
                                   ('_above_65535', '65535-65536'))
   def testReservedPortOutsideOneTo65535IsValueErrorNamingIt(self, value):
-    # _ports documents a port outside 1..65535 as a ValueError, and a
-    # malformed Slurm variable is one.
-    self.use_env(_step_env('n1', '2', 'n1 n1', 1, SLURM_STEP_RESV_PORTS=value))
+    # A port outside 1..65535 is a ValueError (SlurmClusterResolver's
+    # port_base), and a malformed Slurm variable is one.
+    self.use_env(
+        slurm_test_util.step_env('n1',
+                                 '2',
+                                 'n1 n1',
+                                 1,
+                                 SLURM_STEP_RESV_PORTS=value))
     self.assertResolverFails(ValueError, r'SLURM_STEP_RESV_PORTS',
                              port_base='reserved')
 
   def testDefaultPortBaseIs8888EvenWithReservedPorts(self):
     self.use_env(
-        _step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1,
+        slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1,
                   SLURM_STEP_RESV_PORTS='12000-12001'))
     self.assertWorkers(['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889'],
                        SlurmClusterResolver())
@@ -1679,7 +1614,7 @@ class PortTest(_ResolverTestCase):
               tasks_per_node='2(x2)', rank_hosts='n1 n1 n2 n2'):
     """Returns the workers' addresses with port_base='derived'."""
     self.use_env(
-        _step_env(nodelist, tasks_per_node, rank_hosts, rank,
+        slurm_test_util.step_env(nodelist, tasks_per_node, rank_hosts, rank,
                   SLURM_JOB_ID=job_id, SLURM_STEP_ID=step_id))
     resolver = SlurmClusterResolver(port_base='derived')
     return resolver.cluster_spec().as_dict()['worker']
@@ -1691,11 +1626,11 @@ class PortTest(_ResolverTestCase):
       ('_ids_unset', None, None),
   )
   def testDerivedPortsLieIn20000To32767(self, job_id, step_id):
-    for port in _ports(self.derived(job_id, step_id)):
+    for port in slurm_test_util.ports(self.derived(job_id, step_id)):
       self.assertBetween(port, 20000, 32767)
 
   def testDerivedPortsForManyTasksOnANodeLieIn20000To32767(self):
-    ports = _ports(self.derived('4242', '3', nodelist='n1',
+    ports = slurm_test_util.ports(self.derived('4242', '3', nodelist='n1',
                                 tasks_per_node='70',
                                 rank_hosts=' '.join(['n1'] * 70)))
     self.assertBetween(min(ports), 20000, 32767)
@@ -1711,7 +1646,7 @@ class PortTest(_ResolverTestCase):
     specs = []
     for rank in (0, len(rank_hosts.split()) - 1):
       self.use_env(
-          _step_env(nodelist, tasks_per_node, rank_hosts, rank,
+          slurm_test_util.step_env(nodelist, tasks_per_node, rank_hosts, rank,
                     SLURM_JOB_ID='4242', SLURM_STEP_ID='3', **more))
       specs.append(
           SlurmClusterResolver(port_base='derived').cluster_spec().as_dict())
@@ -1721,7 +1656,7 @@ class PortTest(_ResolverTestCase):
     # Slurm 22.05 sets component 0's SLURM_JOB_ID in every component's tasks.
     specs = []
     for rank in (0, 3):
-      self.use_env(_het_gpu_env(rank))
+      self.use_env(slurm_test_util.het_gpu_env(rank))
       resolver = SlurmClusterResolver(port_base='derived',
                                       het_jobs=['ps', 'worker'])
       specs.append(resolver.cluster_spec().as_dict())
@@ -1735,8 +1670,8 @@ class PortTest(_ResolverTestCase):
       ('_large_job_ids', ('1000000', '0'), ('1000001', '0')),
   )
   def testDerivedPortsDifferForAnotherStep(self, ids, other_ids):
-    ports = _ports(self.derived(*ids))
-    other_ports = _ports(self.derived(*other_ids))
+    ports = slurm_test_util.ports(self.derived(*ids))
+    other_ports = slurm_test_util.ports(self.derived(*other_ids))
     self.assertEmpty(set(ports) & set(other_ports))
 
   def testDerivedPortsOfARequeuedJobAreTheSame(self):
@@ -1746,10 +1681,11 @@ class PortTest(_ResolverTestCase):
                          rank_hosts='n1 n1 n2 n2')
     requeued = self.derived('4242', '0', nodelist='n[3-4]',
                             rank_hosts='n3 n3 n4 n4')
-    self.assertEqual(_ports(first), _ports(requeued))
+    self.assertEqual(slurm_test_util.ports(first),
+                     slurm_test_util.ports(requeued))
 
   def testDerivedPortsAreConsecutiveOnANode(self):
-    ports = _ports(self.derived(tasks_per_node='3,1',
+    ports = slurm_test_util.ports(self.derived(tasks_per_node='3,1',
                                 rank_hosts='n1 n1 n1 n2'))
     base = ports[0]
     self.assertEqual([base, base + 1, base + 2, base], ports)
@@ -1757,384 +1693,101 @@ class PortTest(_ResolverTestCase):
   @parameterized.named_parameters(('_auto', 'auto'), ('_empty', ''),
                                   ('_capitalized', 'Derived'))
   def testUnknownPortBaseStringIsValueError(self, port_base):
-    self.use_env(_step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1))
     self.assertResolverFails(
         ValueError, r"port_base=%s: expected an integer port, 'reserved' or "
         r"'derived'" % re.escape(repr(port_base)), port_base=port_base)
 
 
-_CHECK_WAYS = (('_argument', 'argument'), ('_environment', 'environment'))
-
-
-class HostlistCheckTest(_ResolverTestCase):
+class HostlistCheckTest(slurm_test_util.ResolverTestCase):
   """hostlist_expansion='check': the built-in expansion, checked by scontrol."""
 
-  def use_check(self, how, nodelist='n[1-2]', rank_hosts='n1 n2'):
-    """Uses a two-task step; returns the resolver's arguments for 'check'.
+  def use_step(self, nodelist='n[1-2]', rank_hosts='n1 n2'):
+    """Uses a two-task step."""
+    self.use_env(slurm_test_util.step_env(nodelist, '1(x2)', rank_hosts, 1))
 
-    Args:
-      how: 'argument' (hostlist_expansion='check') or 'environment'
-        (TF_SLURM_HOSTLIST_EXPANSION=check).
-      nodelist: `SLURM_STEP_NODELIST`.
-      rank_hosts: The two tasks' nodes.
-    """
-    env = _step_env(nodelist, '1(x2)', rank_hosts, 1)
-    kwargs = {'gpus_per_node': 0}  # No nvidia-smi: scontrol is the only run.
-    if how == 'environment':
-      env['TF_SLURM_HOSTLIST_EXPANSION'] = 'check'
-    else:
-      kwargs['hostlist_expansion'] = 'check'
-    self.use_env(env)
-    return kwargs
+  def resolve(self, hostlist_expansion='check'):
+    # gpus_per_node: without nvidia-smi, scontrol is the only command run.
+    return SlurmClusterResolver(gpus_per_node=0,
+                                hostlist_expansion=hostlist_expansion)
 
-  @parameterized.named_parameters(*_CHECK_WAYS)
-  def testScontrolGivingTheSameNamesResolves(self, how):
-    kwargs = self.use_check(how)
-    self.set_run_result(_completed(stdout='n1\nn2\n'))
-    self.assertWorkers(['n1:8888', 'n2:8888'], SlurmClusterResolver(**kwargs))
+  def testScontrolGivingTheSameNamesResolves(self):
+    self.use_step()
+    self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
+    self.assertWorkers(['n1:8888', 'n2:8888'], self.resolve())
     self.run.assert_called_once()
     self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'],
                      self.run.call_args[0][0])
 
   @parameterized.named_parameters(
-      ('_other_name_argument', 'argument', 'n1\nn3\n', r"\['n1', 'n3'\]"),
-      ('_other_name_environment', 'environment', 'n1\nn3\n',
-       r"\['n1', 'n3'\]"),
-      ('_other_order', 'argument', 'n2\nn1\n', r"\['n2', 'n1'\]"),
-      ('_fewer_names', 'argument', 'n1\n', r"\['n1'\]"),
+      ('_other_name', 'n1\nn3\n', r"\['n1', 'n3'\]"),
+      ('_other_order', 'n2\nn1\n', r"\['n2', 'n1'\]"),
+      ('_fewer_names', 'n1\n', r"\['n1'\]"),
   )
   def testScontrolGivingOtherNamesIsRuntimeErrorShowingBoth(
-      self, how, stdout, scontrol_regex):
-    kwargs = self.use_check(how)
-    self.set_run_result(_completed(stdout=stdout))
+      self, stdout, scontrol_regex):
+    self.use_step()
+    self.set_run_result(slurm_test_util.completed(stdout=stdout))
     self.assertResolverFails(
         RuntimeError, r"Hostlist 'n\[1-2\]': the built-in expansion gives "
         r"\['n1', 'n2'\] but `scontrol show hostnames` gives %s" %
-        scontrol_regex, **kwargs)
+        scontrol_regex, gpus_per_node=0, hostlist_expansion='check')
 
-  @parameterized.named_parameters(*_CHECK_WAYS)
-  def testScontrolRejectingWhatTheModuleAcceptsIsRuntimeError(self, how):
-    # Slurm 22.05 rejects text after a bracket (tests/fixtures/slurm-env/
-    # NOTES.txt); the module accepts it, as Slurm 23.11 does.
-    kwargs = self.use_check(how, 'gpu[1-2]-ib', 'gpu1-ib gpu2-ib')
-    self.set_run_result(_completed(stderr='Invalid hostlist: gpu[1-2]-ib\n'))
+  def testScontrolRejectingWhatTheModuleAcceptsIsRuntimeError(self):
+    # Slurm 22.05 rejects text after a bracket; the module accepts it, as
+    # Slurm 23.11 does.
+    self.use_step('gpu[1-2]-ib', 'gpu1-ib gpu2-ib')
+    self.set_run_result(
+        slurm_test_util.completed(stderr='Invalid hostlist: gpu[1-2]-ib\n'))
     self.assertResolverFails(
         RuntimeError, r"the built-in expansion gives \['gpu1-ib', 'gpu2-ib'\] "
         r'but `scontrol show hostnames` gives an error \(.*Invalid hostlist',
-        **kwargs)
+        gpus_per_node=0, hostlist_expansion='check')
 
   def testModuleRejectingWhatScontrolAcceptsIsRuntimeError(self):
     # Slurm's parser accepts an unclosed bracket; the module does not.
-    kwargs = self.use_check('argument', 'n[1-2', 'n1 n2')
-    self.set_run_result(_completed(stdout='n1\nn2\n'))
+    self.use_step('n[1-2', 'n1 n2')
+    self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
     self.assertResolverFails(
         RuntimeError, r"the built-in expansion gives an error \(.*\) but "
-        r"`scontrol show hostnames` gives \['n1', 'n2'\]", **kwargs)
+        r"`scontrol show hostnames` gives \['n1', 'n2'\]", gpus_per_node=0,
+        hostlist_expansion='check')
 
-  @parameterized.named_parameters(*_CHECK_WAYS)
-  def testBothRejectingIsValueErrorNamingTheVariable(self, how):
-    kwargs = self.use_check(how, 'n[2-1]', 'n1 n2')
-    self.set_run_result(_completed(stderr='Invalid hostlist: n[2-1]\n'))
+  def testBothRejectingIsValueErrorNamingTheVariable(self):
+    self.use_step('n[2-1]', 'n1 n2')
+    self.set_run_result(
+        slurm_test_util.completed(stderr='Invalid hostlist: n[2-1]\n'))
     self.assertResolverFails(
-        ValueError, r"SLURM_STEP_NODELIST='n\[2-1\]': .*goes down", **kwargs)
+        ValueError, r"SLURM_STEP_NODELIST='n\[2-1\]': .*goes down",
+        gpus_per_node=0, hostlist_expansion='check')
 
   def testCheckWithoutScontrolIsRuntimeError(self):
-    kwargs = self.use_check('environment')
+    self.use_step()
     self.assertResolverFails(RuntimeError, r'scontrol is not installed',
-                             **kwargs)
+                             gpus_per_node=0, hostlist_expansion='check')
 
-  def testEnvironmentCanChooseScontrol(self):
-    # Only scontrol can expand this unclosed bracket.
-    self.use_env(
-        _step_env('n[1-2', '1(x2)', 'n1 n2', 1,
-                  TF_SLURM_HOSTLIST_EXPANSION='scontrol'))
-    self.set_run_result(_completed(stdout='n1\nn2\n'))
-    resolver = SlurmClusterResolver(gpus_per_node=0)
-    self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
+  def testScontrolAloneExpandsWhatOnlyItAccepts(self):
+    self.use_step('n[1-2', 'n1 n2')
+    self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
+    self.assertWorkers(['n1:8888', 'n2:8888'], self.resolve('scontrol'))
     self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2'],
                      self.run.call_args[0][0])
 
-  def testArgumentOverridesTheEnvironment(self):
-    self.use_env(
-        _step_env('n[1-2]', '1(x2)', 'n1 n2', 1,
-                  TF_SLURM_HOSTLIST_EXPANSION='scontrol'))
-    resolver = SlurmClusterResolver(gpus_per_node=0,
-                                    hostlist_expansion='builtin')
-    self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
+  def testBuiltinRunsNoScontrol(self):
+    self.use_step()
+    self.assertWorkers(['n1:8888', 'n2:8888'], self.resolve('builtin'))
     self.run.assert_not_called()
 
   @parameterized.named_parameters(('_unknown', 'shell'), ('_empty', ''),
-                                  ('_capitalized', 'Check'))
-  def testUnknownEnvironmentValueIsValueErrorNamingTheVariable(self, value):
-    self.use_env(
-        _step_env('n[1-2]', '1(x2)', 'n1 n2', 1,
-                  TF_SLURM_HOSTLIST_EXPANSION=value))
+                                  ('_capitalized', 'Check'),
+                                  ('_list', ['builtin']), ('_none', None))
+  def testUnknownExpansionIsValueErrorNamingTheArgument(self, value):
+    self.use_step()
     self.assertResolverFails(
-        ValueError, r'TF_SLURM_HOSTLIST_EXPANSION=%s: expected one of' %
-        re.escape(repr(value)))
+        ValueError, r'hostlist_expansion=%s: expected one of' %
+        re.escape(repr(value)), hostlist_expansion=value)
 
-
-class ExplainCommandTest(_ResolverTestCase):
-  """`main()`: what the resolver reads and decides, without changing it."""
-
-  def explain(self, argv, environ=None):
-    """Runs the explain command; returns (exit status, stdout, stderr)."""
-    out = io.StringIO()
-    with mock.patch.object(sys, 'stderr', io.StringIO()) as err:
-      status = slurm_cluster_resolver.main(argv, environ=environ, out=out)
-    return status, out.getvalue(), err.getvalue()
-
-  def testListsTheVariablesItReads(self):
-    env = _cyclic_env(1, HOME='/root', SLURM_NNODES='2')
-    status, out, _ = self.explain([], env)
-    self.assertEqual(0, status)
-    for variable in ('SLURM_PROCID=1', 'SLURM_STEP_NODELIST=n[1-2]',
-                     'SLURM_STEP_TASKS_PER_NODE=4,1',
-                     'SLURM_DISTRIBUTION=cyclic', 'SLURMD_NODENAME=n2',
-                     'SLURM_NODEID=1', 'SLURM_LOCALID=0', 'SLURM_GTIDS=1'):
-      self.assertIn('\n  %s\n' % variable, out)
-    self.assertNotIn('HOME=', out)
-    self.assertNotIn('SLURM_NNODES=', out)
-
-  def testShowsTheNodesAndThisTasksRow(self):
-    status, out, _ = self.explain([], _cyclic_env(1))
-    self.assertEqual(0, status)
-    self.assertIn('\nNodes, as Slurm numbers them: n1 n2\n', out)
-    self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
-                     _explain_rows(out))
-
-  def testAllShowsEveryTaskOfTheStep(self):
-    status, out, _ = self.explain(['--all'], _cyclic_env(1))
-    self.assertEqual(0, status)
-    self.assertEqual({
-        0: ['n1', '0', 'worker:0', 'n1:8888', '-'],
-        1: ['n2', '0', 'worker:1', 'n2:8888', '-'],
-        2: ['n1', '1', 'worker:2', 'n1:8889', '-'],
-        3: ['n1', '2', 'worker:3', 'n1:8890', '-'],
-        4: ['n1', '3', 'worker:4', 'n1:8891', '-'],
-    }, _explain_rows(out))
-    marked = [line for line in out.splitlines() if '<- this task' in line]
-    self.assertLen(marked, 1)
-    self.assertEqual('1', marked[0].split()[0])
-
-  def testJobsOptionSplitsTheRanks(self):
-    status, out, _ = self.explain(['--all', '--jobs', 'chief=1,worker=4'],
-                                  _cyclic_env(1))
-    self.assertEqual(0, status)
-    self.assertIn('\nJobs: chief=1, worker=4\n', out)
-    rows = _explain_rows(out)
-    self.assertEqual(['chief:0', 'worker:0', 'worker:1', 'worker:2',
-                      'worker:3'], [rows[rank][2] for rank in range(5)])
-
-  def testHetJobsOptionMakesComponentsJobs(self):
-    status, out, _ = self.explain(['--het-jobs', 'ps,worker'], _het_gpu_env(2))
-    self.assertEqual(0, status)
-    self.assertIn('\nJobs: ps=1, worker=3\n', out)
-    self.assertIn('\n  SLURM_JOB_NODELIST_PACK_GROUP_1=n[2-3]\n', out)
-    self.assertEqual({2: ['n2', '1', 'worker:1', 'n2:8889', '1']},
-                     _explain_rows(out))
-
-  @parameterized.named_parameters(
-      ('_node_gpus_split', _step_env('n1', '2', 'n1 n1', 1,
-                                     CUDA_VISIBLE_DEVICES='0,1,2,3',
-                                     SLURM_GPUS_ON_NODE='4'), 1, '2,3'),
-      ('_gpus_bound_per_task', _het_gpu_env(2), 2, '1'),
-      ('_batch_script', _BATCH_ENV, 0, '0'),
-  )
-  def testThisTasksGpusAreTheOnesTheResolverSets(self, env, rank, gpus):
-    status, out, _ = self.explain([], env)
-    self.assertEqual(0, status)
-    self.assertEqual(gpus, _explain_rows(out)[rank][4])
-    self.use_env(env)
-    SlurmClusterResolver()
-    self.assertEqual(gpus, os.environ['CUDA_VISIBLE_DEVICES'])
-
-  @parameterized.named_parameters(
-      ('_node_gpus_even', _gres_env, '2(x2)', 'n1 n1 n2 n2'),
-      ('_node_gpus_uneven', _gres_env, '2,1', 'n1 n1 n2'),
-      ('_heterogeneous', lambda rank, *_: _het_gpu_env(rank), None,
-       'n1 n2 n2 n3'),
-  )
-  def testAllNeverContradictsAnotherTasksOwnGpus(self, make_env,
-                                                  tasks_per_node, rank_hosts):
-    # Every task's own row is right (see the test above); what one task says
-    # of another's GPUs must be that, or '-' where it cannot tell.
-    ranks = range(len(rank_hosts.split()))
-    views = []
-    for rank in ranks:
-      status, out, _ = self.explain(['--all'],
-                                    make_env(rank, tasks_per_node, rank_hosts))
-      self.assertEqual(0, status)
-      views.append(_explain_rows(out))
-    for viewer, other in itertools.permutations(ranks, 2):
-      with self.subTest(viewer=viewer, other=other):
-        self.assertIn(views[viewer][other][4], ('-', views[other][other][4]))
-
-  @parameterized.named_parameters(
-      ('_defaults', _cyclic_env(1), [], {}),
-      ('_jobs', _cyclic_env(1), ['--jobs', 'chief=1,worker=4'],
-       {'jobs': {'chief': 1, 'worker': 4}}),
-      ('_het_jobs', _het_gpu_env(2), ['--het-jobs', 'ps,worker'],
-       {'het_jobs': ['ps', 'worker']}),
-      ('_het_jobs_component_zero_on_later_node', _het_later_node_env(2),
-       ['--het-jobs', 'ps,worker'], {'het_jobs': ['ps', 'worker']}),
-      ('_reserved_ports', _cyclic_env(1, SLURM_STEP_RESV_PORTS='12000-12003'),
-       ['--port-base', 'reserved'], {'port_base': 'reserved'}),
-      ('_derived_ports', _cyclic_env(1), ['--port-base', 'derived'],
-       {'port_base': 'derived'}),
-      ('_port_9000', _cyclic_env(1), ['--port-base', '9000'],
-       {'port_base': 9000}),
-      ('_rpc_layer', _cyclic_env(1), ['--rpc-layer', 'grpc+verbs'],
-       {'rpc_layer': 'grpc+verbs'}),
-      ('_batch_script', _BATCH_ENV, [], {}),
-  )
-  def testTfConfigIsOneJsonLineAsTheResolverResolves(self, env, argv, kwargs):
-    status, out, _ = self.explain(['--tf-config'] + argv, env)
-    self.assertEqual(0, status)
-    self.assertEqual(1, out.count('\n'))
-    self.assertTrue(out.endswith('\n'))
-    self.use_env(env)
-    resolver = SlurmClusterResolver(auto_set_gpu=False, **kwargs)
-    self.assertEqual(
-        {
-            'cluster': resolver.cluster_spec().as_dict(),
-            'task': {'type': resolver.task_type, 'index': resolver.task_id},
-            'rpc_layer': resolver.rpc_layer,
-        }, json.loads(out))
-
-  @parameterized.named_parameters(
-      ('_het_jobs', _het_later_node_env(0), ['--het-jobs', 'ps,worker'],
-       {'het_jobs': ['ps', 'worker']}),
-      ('_reserved_ports', _cyclic_env(3, SLURM_STEP_RESV_PORTS='12000-12003'),
-       ['--port-base', 'reserved'], {'port_base': 'reserved'}),
-      ('_derived_ports', _cyclic_env(3), ['--port-base', 'derived'],
-       {'port_base': 'derived'}),
-      ('_port_9000', _cyclic_env(3), ['--port-base', '9000'],
-       {'port_base': 9000}),
-  )
-  def testAllRowsAreTheResolversTasks(self, env, argv, kwargs):
-    status, out, _ = self.explain(['--all'] + argv, env)
-    self.assertEqual(0, status)
-    self.use_env(env)
-    spec = SlurmClusterResolver(auto_set_gpu=False, **kwargs).cluster_spec()
-    tasks = {}
-    for _, _, task, address, _ in _explain_rows(out).values():
-      job, index = task.split(':')
-      tasks.setdefault(job, {})[int(index)] = address
-    self.assertEqual(spec.as_dict(), {
-        job: [addresses[index] for index in sorted(addresses)]
-        for job, addresses in tasks.items()
-    })
-
-  @parameterized.named_parameters(
-      ('_not_in_a_task', _SALLOC_ENV, [], {}),
-      ('_bad_variable', _cyclic_env(1, SLURM_DISTRIBUTION='spread'), [], {}),
-      ('_jobs_contradicting_slurm', _cyclic_env(1), ['--jobs', 'worker=3'],
-       {'jobs': {'worker': 3}}),
-      ('_bad_job_name', _cyclic_env(1), ['--jobs', 'my-job=5'],
-       {'jobs': {'my-job': 5}}),
-      ('_het_jobs_in_a_plain_step', _cyclic_env(1),
-       ['--het-jobs', 'ps,worker'], {'het_jobs': ['ps', 'worker']}),
-      ('_reserved_without_resv_ports', _cyclic_env(1),
-       ['--port-base', 'reserved'], {'port_base': 'reserved'}),
-      ('_unknown_hostlist_expansion',
-       _cyclic_env(1, TF_SLURM_HOSTLIST_EXPANSION='shell'), [], {}),
-  )
-  def testErrorIsExitStatus1WithTheLibrarysMessage(self, env, argv, kwargs):
-    status, out, err = self.explain(argv, env)
-    self.assertEqual(1, status)
-    self.assertEqual('', out)
-    self.use_env(env)
-    with self.assertRaises((RuntimeError, ValueError)) as raised:
-      SlurmClusterResolver(auto_set_gpu=False, **kwargs)
-    self.assertEqual('error: %s\n' % raised.exception, err)
-
-  @parameterized.named_parameters(
-      ('_node_gpus_to_split', _step_env('n1', '2', 'n1 n1', 1,
-                                        CUDA_VISIBLE_DEVICES='0,1,2,3',
-                                        SLURM_GPUS_ON_NODE='4'), ['--all']),
-      ('_gpus_to_count_with_nvidia_smi', _cyclic_env(1), ['--all']),
-      ('_tf_config', _cyclic_env(1), ['--tf-config']),
-      ('_het_jobs', _het_gpu_env(0), ['--all', '--het-jobs', 'ps,worker']),
-  )
-  def testNeverWritesTheEnvironmentNorRunsNvidiaSmi(self, env, argv):
-    self.use_env(env)
-    before = dict(os.environ)
-    status, _, _ = self.explain(argv)  # Reads os.environ.
-    self.assertEqual(0, status)
-    self.assertEqual(before, dict(os.environ))
-    self.run.assert_not_called()
-
-  @parameterized.named_parameters(
-      ('_environment', {'TF_SLURM_HOSTLIST_EXPANSION': 'check'}, []),
-      ('_option', {}, ['--hostlist-expansion', 'check']),
-  )
-  def testHostlistCheckRunsScontrol(self, more_env, argv):
-    self.set_run_result(_completed(stdout='n1\nn2\n'))
-    env = _step_env('n[1-2]', '1(x2)', 'n1 n2', 1, **more_env)
-    status, out, _ = self.explain(argv, env)
-    self.assertEqual(0, status)
-    self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
-                     _explain_rows(out))
-    self.run.assert_called_once()
-    self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'],
-                     self.run.call_args[0][0])
-
-  def testBadOptionIsAUsageError(self):
-    with mock.patch.object(sys, 'stderr', io.StringIO()) as err:
-      with self.assertRaises(SystemExit) as raised:
-        slurm_cluster_resolver.main(['--port-base', 'auto'],
-                                    environ=_cyclic_env(1), out=io.StringIO())
-    self.assertEqual(2, raised.exception.code)
-    self.assertIn('--port-base', err.getvalue())
-
-
-class ExplainCommandProcessTest(absltest.TestCase):
-  """`python -m <module>`: the explain command in a process of its own."""
-
-  def run_module(self, argv, env):
-    """Runs the module with `env` (and the overlay); returns the result."""
-    sitecustomize = os.path.join(_REPO_ROOT, 'sitecustomize.py')
-    self.assertTrue(os.path.isfile(sitecustomize), sitecustomize)
-    env = dict(env, PYTHONPATH=_REPO_ROOT, PYTHONDONTWRITEBYTECODE='1',
-               PATH=os.environ.get('PATH', os.defpath))
-    # -X importtime lists every module the process imports, on stderr.
-    return subprocess.run(
-        [sys.executable, '-X', 'importtime', '-m', _MODULE] + argv, env=env,
-        cwd=self.create_tempdir().full_path, capture_output=True, text=True,
-        timeout=300, check=False)
-
-  def testPrintsTfConfigWithoutImportingTensorFlow(self):
-    result = self.run_module(['--tf-config', '--het-jobs', 'ps,worker'],
-                             _het_gpu_env(2))
-    self.assertEqual(0, result.returncode, result.stderr)
-    self.assertEqual(
-        {
-            'cluster': {
-                'ps': ['n1:8888'],
-                'worker': ['n2:8888', 'n2:8889', 'n3:8888']
-            },
-            'task': {'type': 'worker', 'index': 1},
-            'rpc_layer': 'grpc',
-        }, json.loads(result.stdout))
-    imported = [
-        line.rsplit('|', 1)[1].strip()
-        for line in result.stderr.splitlines()
-        if line.startswith('import time:')
-    ]
-    self.assertIn('absl.logging', imported)  # The module's own import.
-    tensorflow = [n for n in imported if n.split('.')[0] == 'tensorflow']
-    self.assertEqual(0, len(tensorflow), 'imported TensorFlow modules: '
-                     '%s...' % tensorflow[:5])
-
-  def testErrorIsExitStatus1WithTheMessageOnStderr(self):
-    result = self.run_module(['--port-base', 'reserved'], _cyclic_env(1))
-    self.assertEqual(1, result.returncode, result.stderr)
-    self.assertEqual('', result.stdout)
-    self.assertIn(
-        "\nerror: port_base='reserved' needs SLURM_STEP_RESV_PORTS: launch "
-        'the step with srun --resv-ports=N', '\n' + result.stderr)
 
 
 if __name__ == '__main__':
-  absltest.main()
+  test.main()

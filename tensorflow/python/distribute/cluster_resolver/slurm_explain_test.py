@@ -1,0 +1,346 @@
+# Copyright 2026 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Tests for the explain command of SlurmClusterResolver."""
+
+import io
+import itertools
+import json
+import os
+import subprocess
+import sys
+from unittest import mock
+
+from absl.testing import absltest
+from absl.testing import parameterized
+
+from tensorflow.python.distribute.cluster_resolver import slurm_explain
+from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
+
+
+class ExplainCommandTest(slurm_test_util.ResolverTestCase):
+  """`main()`: what the resolver reads and decides, without changing it."""
+
+  def explain(self, argv, environ=None):
+    """Runs the explain command; returns (exit status, stdout, stderr)."""
+    out = io.StringIO()
+    with mock.patch.object(sys, 'stderr', io.StringIO()) as err:
+      status = slurm_explain.main(argv, environ=environ, out=out)
+    return status, out.getvalue(), err.getvalue()
+
+  def testListsTheVariablesItReads(self):
+    env = slurm_test_util.cyclic_env(1, HOME='/root', SLURM_NNODES='2')
+    status, out, _ = self.explain([], env)
+    self.assertEqual(0, status)
+    for variable in ('SLURM_PROCID=1', 'SLURM_STEP_NODELIST=n[1-2]',
+                     'SLURM_STEP_TASKS_PER_NODE=4,1',
+                     'SLURM_DISTRIBUTION=cyclic', 'SLURMD_NODENAME=n2',
+                     'SLURM_NODEID=1', 'SLURM_LOCALID=0', 'SLURM_GTIDS=1'):
+      self.assertIn('\n  %s\n' % variable, out)
+    self.assertNotIn('HOME=', out)
+    self.assertNotIn('SLURM_NNODES=', out)
+
+  def testShowsTheNodesAndThisTasksRow(self):
+    status, out, _ = self.explain([], slurm_test_util.cyclic_env(1))
+    self.assertEqual(0, status)
+    self.assertIn('\nNodes, as Slurm numbers them: n1 n2\n', out)
+    self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
+                     slurm_test_util.explain_rows(out))
+
+  def testAllShowsEveryTaskOfTheStep(self):
+    status, out, _ = self.explain(['--all'], slurm_test_util.cyclic_env(1))
+    self.assertEqual(0, status)
+    self.assertEqual({
+        0: ['n1', '0', 'worker:0', 'n1:8888', '-'],
+        1: ['n2', '0', 'worker:1', 'n2:8888', '-'],
+        2: ['n1', '1', 'worker:2', 'n1:8889', '-'],
+        3: ['n1', '2', 'worker:3', 'n1:8890', '-'],
+        4: ['n1', '3', 'worker:4', 'n1:8891', '-'],
+    }, slurm_test_util.explain_rows(out))
+    marked = [line for line in out.splitlines() if '<- this task' in line]
+    self.assertLen(marked, 1)
+    self.assertEqual('1', marked[0].split()[0])
+
+  def testJobsOptionSplitsTheRanks(self):
+    status, out, _ = self.explain(['--all', '--jobs', 'chief=1,worker=4'],
+                                  slurm_test_util.cyclic_env(1))
+    self.assertEqual(0, status)
+    self.assertIn('\nJobs: chief=1, worker=4\n', out)
+    rows = slurm_test_util.explain_rows(out)
+    self.assertEqual(['chief:0', 'worker:0', 'worker:1', 'worker:2',
+                      'worker:3'], [rows[rank][2] for rank in range(5)])
+
+  def testHetJobsOptionMakesComponentsJobs(self):
+    status, out, _ = self.explain(['--het-jobs', 'ps,worker'],
+                                  slurm_test_util.het_gpu_env(2))
+    self.assertEqual(0, status)
+    self.assertIn('\nJobs: ps=1, worker=3\n', out)
+    self.assertIn('\n  SLURM_JOB_NODELIST_PACK_GROUP_1=n[2-3]\n', out)
+    self.assertEqual({2: ['n2', '1', 'worker:1', 'n2:8889', '1']},
+                     slurm_test_util.explain_rows(out))
+
+  @parameterized.named_parameters(
+      ('_node_gpus_split', slurm_test_util.step_env('n1', '2', 'n1 n1', 1,
+                                     CUDA_VISIBLE_DEVICES='0,1,2,3',
+                                     SLURM_GPUS_ON_NODE='4'), 1, '2,3'),
+      ('_gpus_bound_per_task', slurm_test_util.het_gpu_env(2), 2, '1'),
+      ('_batch_script', slurm_test_util.BATCH_ENV, 0, '0'),
+  )
+  def testThisTasksGpusAreTheOnesTheResolverSets(self, env, rank, gpus):
+    status, out, _ = self.explain([], env)
+    self.assertEqual(0, status)
+    self.assertEqual(gpus, slurm_test_util.explain_rows(out)[rank][4])
+    self.use_env(env)
+    SlurmClusterResolver()
+    self.assertEqual(gpus, os.environ['CUDA_VISIBLE_DEVICES'])
+
+  @parameterized.named_parameters(
+      ('_node_gpus_even', slurm_test_util.gres_env, '2(x2)', 'n1 n1 n2 n2'),
+      ('_node_gpus_uneven', slurm_test_util.gres_env, '2,1', 'n1 n1 n2'),
+      ('_heterogeneous', lambda rank, *_: slurm_test_util.het_gpu_env(rank),
+       None, 'n1 n2 n2 n3'),
+  )
+  def testAllNeverContradictsAnotherTasksOwnGpus(self, make_env,
+                                                  tasks_per_node, rank_hosts):
+    # Every task's own row is right (see the test above); what one task says
+    # of another's GPUs must be that, or '-' where it cannot tell.
+    ranks = range(len(rank_hosts.split()))
+    views = []
+    for rank in ranks:
+      status, out, _ = self.explain(['--all'],
+                                    make_env(rank, tasks_per_node, rank_hosts))
+      self.assertEqual(0, status)
+      views.append(slurm_test_util.explain_rows(out))
+    for viewer, other in itertools.permutations(ranks, 2):
+      with self.subTest(viewer=viewer, other=other):
+        self.assertIn(views[viewer][other][4], ('-', views[other][other][4]))
+
+  @parameterized.named_parameters(
+      ('_defaults', slurm_test_util.cyclic_env(1), [], {}),
+      ('_jobs', slurm_test_util.cyclic_env(1), ['--jobs', 'chief=1,worker=4'], {
+          'jobs': {
+              'chief': 1,
+              'worker': 4
+          }
+      }),
+      ('_het_jobs', slurm_test_util.het_gpu_env(2), ['--het-jobs', 'ps,worker'],
+       {
+           'het_jobs': ['ps', 'worker']
+       }),
+      ('_het_jobs_component_zero_on_later_node',
+       slurm_test_util.het_later_node_env(2), ['--het-jobs', 'ps,worker'], {
+           'het_jobs': ['ps', 'worker']
+       }),
+      ('_reserved_ports',
+       slurm_test_util.cyclic_env(1, SLURM_STEP_RESV_PORTS='12000-12003'),
+       ['--port-base', 'reserved'], {
+           'port_base': 'reserved'
+       }),
+      ('_derived_ports', slurm_test_util.cyclic_env(1),
+       ['--port-base', 'derived'], {
+           'port_base': 'derived'
+       }),
+      ('_port_9000', slurm_test_util.cyclic_env(1), ['--port-base', '9000'], {
+          'port_base': 9000
+      }),
+      ('_rpc_layer', slurm_test_util.cyclic_env(1),
+       ['--rpc-layer', 'grpc+verbs'], {
+           'rpc_layer': 'grpc+verbs'
+       }),
+      ('_batch_script', slurm_test_util.BATCH_ENV, [], {}),
+  )
+  def testTfConfigIsOneJsonLineAsTheResolverResolves(self, env, argv, kwargs):
+    status, out, _ = self.explain(['--tf-config'] + argv, env)
+    self.assertEqual(0, status)
+    self.assertEqual(1, out.count('\n'))
+    self.assertTrue(out.endswith('\n'))
+    self.use_env(env)
+    resolver = SlurmClusterResolver(auto_set_gpu=False, **kwargs)
+    self.assertEqual(
+        {
+            'cluster': resolver.cluster_spec().as_dict(),
+            'task': {'type': resolver.task_type, 'index': resolver.task_id},
+            'rpc_layer': resolver.rpc_layer,
+        }, json.loads(out))
+
+  @parameterized.named_parameters(
+      ('_het_jobs', slurm_test_util.het_later_node_env(0),
+       ['--het-jobs', 'ps,worker'], {
+           'het_jobs': ['ps', 'worker']
+       }),
+      ('_reserved_ports',
+       slurm_test_util.cyclic_env(3, SLURM_STEP_RESV_PORTS='12000-12003'),
+       ['--port-base', 'reserved'], {
+           'port_base': 'reserved'
+       }),
+      ('_derived_ports', slurm_test_util.cyclic_env(3),
+       ['--port-base', 'derived'], {
+           'port_base': 'derived'
+       }),
+      ('_port_9000', slurm_test_util.cyclic_env(3), ['--port-base', '9000'], {
+          'port_base': 9000
+      }),
+  )
+  def testAllRowsAreTheResolversTasks(self, env, argv, kwargs):
+    status, out, _ = self.explain(['--all'] + argv, env)
+    self.assertEqual(0, status)
+    self.use_env(env)
+    spec = SlurmClusterResolver(auto_set_gpu=False, **kwargs).cluster_spec()
+    tasks = {}
+    for _, _, task, address, _ in slurm_test_util.explain_rows(out).values():
+      job, index = task.split(':')
+      tasks.setdefault(job, {})[int(index)] = address
+    self.assertEqual(spec.as_dict(), {
+        job: [addresses[index] for index in sorted(addresses)]
+        for job, addresses in tasks.items()
+    })
+
+  @parameterized.named_parameters(
+      ('_not_in_a_task', slurm_test_util.SALLOC_ENV, [], {}),
+      ('_bad_variable',
+       slurm_test_util.cyclic_env(1, SLURM_DISTRIBUTION='spread'), [], {}),
+      ('_jobs_contradicting_slurm', slurm_test_util.cyclic_env(1),
+       ['--jobs', 'worker=3'], {
+           'jobs': {
+               'worker': 3
+           }
+       }),
+      ('_bad_job_name', slurm_test_util.cyclic_env(1), ['--jobs', 'my-job=5'], {
+          'jobs': {
+              'my-job': 5
+          }
+      }),
+      ('_het_jobs_in_a_plain_step', slurm_test_util.cyclic_env(1),
+       ['--het-jobs', 'ps,worker'], {
+           'het_jobs': ['ps', 'worker']
+       }),
+      ('_reserved_without_resv_ports', slurm_test_util.cyclic_env(1),
+       ['--port-base', 'reserved'], {
+           'port_base': 'reserved'
+       }),
+  )
+  def testErrorIsExitStatus1WithTheLibrarysMessage(self, env, argv, kwargs):
+    status, out, err = self.explain(argv, env)
+    self.assertEqual(1, status)
+    self.assertEqual('', out)
+    self.use_env(env)
+    with self.assertRaises((RuntimeError, ValueError)) as raised:
+      SlurmClusterResolver(auto_set_gpu=False, **kwargs)
+    self.assertEqual('error: %s\n' % raised.exception, err)
+
+  @parameterized.named_parameters(
+      ('_node_gpus_to_split',
+       slurm_test_util.step_env('n1',
+                                '2',
+                                'n1 n1',
+                                1,
+                                CUDA_VISIBLE_DEVICES='0,1,2,3',
+                                SLURM_GPUS_ON_NODE='4'), ['--all']),
+      ('_gpus_to_count_with_nvidia_smi', slurm_test_util.cyclic_env(1),
+       ['--all']),
+      ('_tf_config', slurm_test_util.cyclic_env(1), ['--tf-config']),
+      ('_het_jobs', slurm_test_util.het_gpu_env(0),
+       ['--all', '--het-jobs', 'ps,worker']),
+  )
+  def testNeverWritesTheEnvironmentNorRunsNvidiaSmi(self, env, argv):
+    self.use_env(env)
+    before = dict(os.environ)
+    status, _, _ = self.explain(argv)  # Reads os.environ.
+    self.assertEqual(0, status)
+    self.assertEqual(before, dict(os.environ))
+    self.run.assert_not_called()
+
+  def testHostlistCheckRunsScontrol(self):
+    self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
+    env = slurm_test_util.step_env('n[1-2]', '1(x2)', 'n1 n2', 1)
+    status, out, _ = self.explain(['--hostlist-expansion', 'check'], env)
+    self.assertEqual(0, status)
+    self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
+                     slurm_test_util.explain_rows(out))
+    self.run.assert_called_once()
+    self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'],
+                     self.run.call_args[0][0])
+
+  def testBadOptionIsAUsageError(self):
+    with mock.patch.object(sys, 'stderr', io.StringIO()) as err:
+      with self.assertRaises(SystemExit) as raised:
+        slurm_explain.main(['--port-base', 'auto'],
+                           environ=slurm_test_util.cyclic_env(1),
+                           out=io.StringIO())
+    self.assertEqual(2, raised.exception.code)
+    self.assertIn('--port-base', err.getvalue())
+
+
+  def testExplainShowsTheSharedGpusTheResolverSets(self):
+    env = slurm_test_util.step_env('n1',
+                                   '3',
+                                   'n1 n1 n1',
+                                   2,
+                                   CUDA_VISIBLE_DEVICES='4,5')
+    out = io.StringIO()
+    self.assertEqual(0, slurm_explain.main(['--all'], environ=env,
+                                                    out=out))
+    rows = slurm_test_util.explain_rows(out.getvalue())
+    self.assertEqual(['4', '5', '4'], [rows[rank][4] for rank in range(3)])
+    self.use_env(env)
+    SlurmClusterResolver()
+    self.assertEqual(rows[2][4], os.environ['CUDA_VISIBLE_DEVICES'])
+
+
+class ExplainCommandProcessTest(absltest.TestCase):
+  """`python -m ...slurm_explain`: the command in a process of its own."""
+
+  def run_module(self, argv, env):
+    """Runs the command with `env` and this process's import path."""
+    env = dict(env, PYTHONPATH=os.pathsep.join(sys.path),
+               PYTHONDONTWRITEBYTECODE='1',
+               PATH=os.environ.get('PATH', os.defpath))
+    return subprocess.run(
+        [sys.executable, '-m', slurm_explain.__name__] + argv, env=env,
+        cwd=self.create_tempdir().full_path, capture_output=True, text=True,
+        timeout=300, check=False)
+
+  def testPrintsTheTfConfigOfThisTask(self):
+    result = self.run_module(['--tf-config', '--het-jobs', 'ps,worker'],
+                             slurm_test_util.het_gpu_env(2))
+    self.assertEqual(0, result.returncode, result.stderr)
+    self.assertEqual(
+        {
+            'cluster': {
+                'ps': ['n1:8888'],
+                'worker': ['n2:8888', 'n2:8889', 'n3:8888']
+            },
+            'task': {'type': 'worker', 'index': 1},
+            'rpc_layer': 'grpc',
+        }, json.loads(result.stdout))
+
+  def testErrorIsExitStatus1WithTheMessageOnStderr(self):
+    result = self.run_module(['--port-base', 'reserved'],
+                             slurm_test_util.cyclic_env(1))
+    self.assertEqual(1, result.returncode, result.stderr)
+    self.assertEqual('', result.stdout)
+    self.assertIn(
+        "\nerror: port_base='reserved' needs SLURM_STEP_RESV_PORTS: launch "
+        'the step with srun --resv-ports=N', '\n' + result.stderr)
+
+  def testOutsideASlurmTaskFailsWithNothingOnStdout(self):
+    result = self.run_module(['--tf-config'], {})
+    self.assertEqual(1, result.returncode, result.stderr)
+    self.assertEqual('', result.stdout)
+    self.assertIn('SLURM_PROCID is not set', result.stderr)
+
+
+if __name__ == '__main__':
+  absltest.main()

@@ -1,0 +1,683 @@
+# Copyright 2026 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""A model of a Slurm job step: where every task runs, and what GPUs it has.
+
+`read_step` reads the step of this task from Slurm's environment variables
+into a frozen `SlurmStep`: the step's nodes in Slurm's order, how many tasks
+each runs, the node and local index of every rank under Slurm's task
+distributions (block, cyclic, plane, arbitrary, heterogeneous steps), what
+Slurm says of this task's GPUs, and the ports it reserved. The layout is
+checked against what this task can see of the truth (`SLURMD_NODENAME`,
+`SLURM_NODEID`, `SLURM_LOCALID`, `SLURM_GTIDS`). Nothing here depends on
+TensorFlow; the environment mapping (and the file `SLURM_HOSTFILE` names)
+is the only input.
+"""
+
+import bisect
+import collections
+import dataclasses
+import functools
+import itertools
+import re
+from typing import Mapping, Optional, Sequence, Tuple
+
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+
+_NO_GPUS = ('', 'NoDevFiles')
+_MAX_PORT = 65535
+
+
+@dataclasses.dataclass(frozen=True)
+class SlurmGpus:
+  """What Slurm says of the GPUs of this task.
+
+  Attributes:
+    visible: The GPU ids this task may use, as `CUDA_VISIBLE_DEVICES` names
+      them, or None when nothing says which GPUs exist.
+    source: The variable `visible` came from.
+    bound_per_task: Whether Slurm already gave this task its own GPUs
+      (`--gpus-per-task`, `--gpu-bind`), so that they are not to be split.
+    on_node: GPUs Slurm gave this node (`SLURM_GPUS_ON_NODE`), if known.
+    step_total: GPUs of the whole job when it asked for a total
+      (`--gpus=N`: `SLURM_GPUS`), which Slurm may spread unevenly over the
+      nodes; None otherwise.
+  """
+  visible: Optional[Tuple[str, ...]] = None
+  source: str = 'CUDA_VISIBLE_DEVICES'
+  bound_per_task: bool = False
+  on_node: Optional[int] = None
+  step_total: Optional[int] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Runs:
+  """The tasks of a Slurm step, by rank, as runs of consecutive ranks.
+
+  Run i is the ranks `firsts[i]` to `firsts[i] + counts[i] - 1`, all on node
+  `nodes[i]` (an index into the step's nodes), where they are the tasks of
+  local indices `starts[i]` to `starts[i] + counts[i] - 1`; a task's local
+  index is its index among the step's tasks on its node, in rank order. The
+  block distribution has one run per node, cyclic one per task: the work on
+  a block step grows with its nodes, not with its tasks. The runs are kept
+  as columns, so that a step of many nodes needs no object per node.
+  """
+  firsts: Sequence[int]
+  nodes: Sequence[int]
+  starts: Sequence[int]
+  counts: Sequence[int]
+
+  @classmethod
+  def from_rows(cls, rows):
+    """Makes the runs from (first, node, start, count) rows in rank order."""
+    columns = tuple(zip(*rows))
+    return cls(*columns) if columns else cls((), (), (), ())
+
+  def __iter__(self):
+    """Yields (first, node, start, count) for every run, in rank order."""
+    return zip(self.firsts, self.nodes, self.starts, self.counts)
+
+
+@dataclasses.dataclass(frozen=True)
+class SlurmStep:
+  """Where every task of a Slurm step runs, and what this task may use.
+
+  Attributes:
+    nodes: The step's node names, in the order Slurm numbers them
+      (`SLURM_NODEID`).
+    tasks_per_node: The number of tasks on each of `nodes`.
+    runs: Where every task of the step runs, by Slurm rank (`SLURM_PROCID`),
+      as `Runs`.
+    task_index: This process's rank.
+    gpus: What Slurm says of this task's GPUs (`SlurmGpus`).
+    node_components: For every node, its heterogeneous job component
+      (`srun A : B`), or None if the step is not heterogeneous.
+    counts_source: Where the tasks per node came from, for error messages.
+    reserved_ports: The ports Slurm reserved for the step on every node
+      (`srun --resv-ports`: `SLURM_STEP_RESV_PORTS`), or None.
+    job_step: (`SLURM_JOB_ID`, `SLURM_STEP_ID`) as ints, 0 where unset.
+  """
+  nodes: Tuple[str, ...]
+  tasks_per_node: Tuple[int, ...]
+  runs: Runs
+  task_index: int
+  gpus: 'SlurmGpus' = None
+  node_components: Optional[Tuple[int, ...]] = None
+  counts_source: str = ''
+  reserved_ports: Optional[Tuple[int, ...]] = None
+  job_step: Tuple[int, int] = (0, 0)
+
+  @property
+  def num_tasks(self):
+    return sum(self.tasks_per_node)
+
+  @property
+  def heterogeneous(self):
+    return self.node_components is not None
+
+  def place(self, rank):
+    """Returns (node index, local index) of the task of rank `rank`."""
+    runs = self.runs
+    run = bisect.bisect_right(runs.firsts, rank) - 1
+    return runs.nodes[run], runs.starts[run] + rank - runs.firsts[run]
+
+  def node_ranks(self, node):
+    """Returns the ranks of the tasks on node index `node`, in order."""
+    return [
+        rank for first, run_node, _, count in self.runs if run_node == node
+        for rank in range(first, first + count)
+    ]
+
+  @functools.cached_property
+  def task_nodes(self):
+    """For every task, by rank, the index into `nodes` of its node."""
+    return [node for _, node, _, count in self.runs for _ in range(count)]
+
+  @functools.cached_property
+  def local_indices(self):
+    """Each task's index among the step's tasks on its node, by rank."""
+    return [
+        index for _, _, local, count in self.runs
+        for index in range(local, local + count)
+    ]
+
+
+def _runs(task_nodes, num_nodes):
+  """Returns the `Runs` of the node index of every rank."""
+  rows = []
+  seen = [0] * num_nodes
+  first = 0
+  for node, ranks in itertools.groupby(task_nodes):
+    count = sum(1 for _ in ranks)
+    rows.append((first, node, seen[node], count))
+    seen[node] += count
+    first += count
+  return Runs.from_rows(rows)
+
+
+def _deal(counts, chunk):
+  """Deals ranks to nodes in turn, `chunk` at a time, skipping full nodes.
+
+  This is Slurm's cyclic (chunk 1) and plane (chunk = plane size)
+  distribution. The work is linear in the number of tasks.
+
+  Args:
+    counts: Tasks on each node, in node order.
+    chunk: How many consecutive ranks a node takes per turn.
+
+  Returns:
+    The `Runs` of the step: a run per turn of a node.
+  """
+  left = list(counts)
+  active = [node for node, count in enumerate(counts) if count]
+  rows = []
+  first = 0
+  while active:
+    for node in active:
+      take = min(chunk, left[node])
+      rows.append((first, node, counts[node] - left[node], take))
+      first += take
+      left[node] -= take
+    active = [node for node in active if left[node]]
+  return Runs.from_rows(rows)
+
+
+def _block(counts):
+  """Returns the `Runs` of the block distribution: one run per node."""
+  firsts = tuple(itertools.accumulate(counts, initial=0))[:-1]
+  return Runs(firsts, range(len(counts)), (0,) * len(counts), tuple(counts))
+
+
+def _parse_distribution(distribution, plane_size):
+  """Returns ('block'|'cyclic'|'plane'|'arbitrary', chunk) for nodes.
+
+  Args:
+    distribution: `SLURM_DISTRIBUTION`, e.g. 'cyclic', 'block:cyclic',
+      'plane', 'arbitrary'; None when unset (Slurm's default is block).
+    plane_size: `SLURM_DIST_PLANESIZE`, or None.
+  """
+  if not distribution:
+    return 'block', 1
+  node_level = distribution.split(',')[0].split(':')[0].strip().lower()
+  if node_level in ('block', '*', 'unknown'):
+    return 'block', 1
+  if node_level in ('cyclic', 'arbitrary'):
+    return node_level, 1
+  if node_level.startswith('plane'):
+    size = node_level[len('plane='):] if '=' in node_level else plane_size
+    if size is None:
+      raise RuntimeError('SLURM_DISTRIBUTION=%r needs SLURM_DIST_PLANESIZE, '
+                         'which is not set' % distribution)
+    return 'plane', _positive_int('SLURM_DIST_PLANESIZE', size)
+  raise ValueError('SLURM_DISTRIBUTION=%r: unknown task distribution %r; '
+                   'expected block, cyclic, plane or arbitrary' %
+                   (distribution, node_level))
+
+
+def _positive_int(name, value, minimum=1):
+  """Parses `value` of variable `name` as an int >= minimum."""
+  text = str(value).strip()
+  if not re.fullmatch('[0-9]+', text) or int(text) < minimum:
+    raise ValueError('%s=%r: expected an integer >= %d' %
+                     (name, value, minimum))
+  return int(text)
+
+
+def _hostfile_runs(path, nodes, counts, expand):
+  """Reads the arbitrary distribution's host of each rank from SLURM_HOSTFILE.
+
+  Args:
+    path: The file named by `SLURM_HOSTFILE`: host names or hostlists, one or
+      more per line, `#` starts a comment.
+    nodes: The step's node names.
+    counts: Tasks on each node.
+    expand: The hostlist expander.
+
+  Returns:
+    The `Runs` of the step.
+
+  Raises:
+    RuntimeError: If the file cannot be read (tasks that could not read it
+      would number the step differently), or contradicts the step's node
+      list or counts.
+    ValueError: If a line is not a hostlist.
+  """
+  try:
+    with open(path) as hostfile:
+      lines = hostfile.read().splitlines()
+  except OSError as e:
+    raise RuntimeError(
+        'SLURM_HOSTFILE=%r cannot be read (%s); the arbitrary distribution '
+        'needs it on every node, e.g. on a shared filesystem' %
+        (path, e.strerror or e)) from None
+  names = []
+  for number, line in enumerate(lines, 1):
+    names.extend(_parse_variable('SLURM_HOSTFILE', path, lambda _: expand(
+        line.split('#', 1)[0]), ', line %d' % number))
+  names = names[:sum(counts)]
+  index = {node: i for i, node in enumerate(nodes)}
+  unknown = sorted(set(names) - set(index))
+  if unknown:
+    raise RuntimeError('SLURM_HOSTFILE=%r names hosts %s that are not in the '
+                       'step node list %s' % (path, unknown, list(nodes)))
+  task_nodes = [index[name] for name in names]
+  if collections.Counter(task_nodes) != collections.Counter(
+      dict(enumerate(counts))):
+    raise RuntimeError(
+        'SLURM_HOSTFILE=%r puts %d ranks on nodes %s, but Slurm says the '
+        'step runs %s tasks on them' %
+        (path, len(names), list(nodes), counts))
+  return _runs(task_nodes, len(nodes))
+
+
+@dataclasses.dataclass(frozen=True)
+class _StepVariables:
+  """The raw Slurm variables that describe a step, with their names."""
+  nodelist_var: str
+  tasks_per_node_var: str
+  num_tasks_var: str
+  is_batch: bool
+
+
+_STEP_VARIABLES = _StepVariables(
+    'SLURM_STEP_NODELIST', 'SLURM_STEP_TASKS_PER_NODE', 'SLURM_STEP_NUM_TASKS',
+    is_batch=False)
+_JOB_VARIABLES = _StepVariables(
+    'SLURM_JOB_NODELIST', 'SLURM_TASKS_PER_NODE', 'SLURM_NTASKS',
+    is_batch=True)
+
+
+def _require(environ, name, hint=''):
+  try:
+    return environ[name]
+  except KeyError:
+    raise RuntimeError('%s is not set: not running inside a Slurm task?%s' %
+                       (name, hint)) from None
+
+
+def _het_components(environ, nodes, expand):
+  """Returns the heterogeneous job component of each node, or None.
+
+  In a heterogeneous step (`srun A : B`), `SLURM_STEP_NODELIST` is the merged,
+  name-sorted list, while ranks run over the components in order, block-wise
+  within each, and `SLURM_NODEID` follows component order too. Each
+  component's nodes are in `SLURM_JOB_NODELIST_HET_GROUP_<n>` (Slurm 22.05:
+  `..._PACK_GROUP_<n>`); components never share a node.
+
+  Args:
+    environ: The environment.
+    nodes: The step's node names.
+    expand: The hostlist expander.
+
+  Returns:
+    The component of each of `nodes`, or None outside heterogeneous steps.
+
+  Raises:
+    RuntimeError: If a component's node list is missing or the lists leave a
+      node of the step out.
+  """
+  size_var = next((name for name in ('SLURM_HET_SIZE', 'SLURM_PACK_SIZE')
+                   if name in environ), None)
+  if size_var is None:
+    return None
+  size = _positive_int(size_var, environ[size_var])
+  component_of = {}
+  for component in range(size):
+    names = ['SLURM_JOB_NODELIST_%s_%d' % (kind, component)
+             for kind in ('HET_GROUP', 'PACK_GROUP')]
+    name = next((name for name in names if name in environ), None)
+    if name is None:
+      raise RuntimeError('%s is not set (nor %s, its Slurm 22.05 name) in a '
+                         'heterogeneous step (%s=%d): the nodes of component '
+                         '%d are unknown' %
+                         (names[0], names[1], size_var, size, component))
+    for node in _parse_variable(name, environ[name], expand):
+      component_of.setdefault(node, component)
+  missing = [node for node in nodes if node not in component_of]
+  if missing:
+    raise RuntimeError('Nodes %s of the heterogeneous step are in no '
+                       'component\'s SLURM_JOB_NODELIST_HET_GROUP_<n>' %
+                       missing)
+  return [component_of[node] for node in nodes]
+
+
+def _het_task_index(environ, nodes, counts):
+  """Returns this task's index in a heterogeneous step: its node-major slot.
+
+  A task sees only its own component's SLURM_DISTRIBUTION, so no task can
+  place the ranks of the other components. Tasks are numbered node by node
+  instead, in component order (the same as Slurm's ranks when every
+  component is laid out block-wise, Slurm's default), which every task
+  computes alike; a task finds itself by its node and SLURM_LOCALID.
+  """
+  name = _require(environ, 'SLURMD_NODENAME')
+  if name not in nodes:
+    raise RuntimeError('SLURMD_NODENAME=%r is not in the step node list %s' %
+                       (name, list(nodes)))
+  node = nodes.index(name)
+  local = _positive_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'),
+                        minimum=0)
+  if local >= counts[node]:
+    raise RuntimeError('SLURM_LOCALID=%d but node %r runs %d tasks of the step'
+                       % (local, name, counts[node]))
+  return sum(counts[:node]) + local
+
+
+def _layout(environ, nodes, counts, expand, is_batch):
+  """Orders the nodes as Slurm numbers them and places every rank on one.
+
+  Returns:
+    (nodes, counts, the `Runs` of the step, the heterogeneous component of
+    every node or None).
+  """
+  components = None if is_batch else _het_components(environ, nodes, expand)
+  if components is not None:
+    order = sorted(range(len(nodes)), key=components.__getitem__)
+    nodes = tuple(nodes[i] for i in order)
+    counts = [counts[i] for i in order]
+    return nodes, counts, _block(counts), tuple(components[i] for i in order)
+  kind, chunk = _parse_distribution(
+      environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
+  if kind == 'block':
+    return nodes, counts, _block(counts), None
+  if kind in ('cyclic', 'plane'):
+    return nodes, counts, _deal(counts, chunk), None
+  hostfile = _require(environ, 'SLURM_HOSTFILE',
+                      ' SLURM_DISTRIBUTION=arbitrary needs it.')
+  return nodes, counts, _hostfile_runs(hostfile, nodes, counts, expand), None
+
+
+def _parse_variable(name, value, parse, where=''):
+  """Returns `parse(value)`; a ValueError names the variable and its value."""
+  try:
+    return parse(value)
+  except ValueError as e:
+    raise ValueError('%s=%r%s: %s' % (name, value, where, e)) from None
+
+
+def _node_counts(environ, variables, tasks_per_node, expand):
+  """Reads the node list and tasks per node; applies the user's override.
+
+  Returns:
+    (nodes, counts, where the counts came from).
+  """
+  nodelist = environ.get(variables.nodelist_var)
+  if nodelist is None and not isinstance(tasks_per_node, Mapping):
+    _require(environ, variables.nodelist_var, ' Launch the program with srun.')
+  nodes = tuple(tasks_per_node if nodelist is None else _parse_variable(
+      variables.nodelist_var, nodelist, expand))
+  slurm_value = environ.get(variables.tasks_per_node_var)
+  slurm_counts = (None if slurm_value is None else _parse_variable(
+      variables.tasks_per_node_var, slurm_value,
+      slurm_hostlist.expand_tasks_per_node))
+  source = ('tasks_per_node=%r' %
+            (tasks_per_node,) if tasks_per_node is not None else '%s=%r' %
+            (variables.tasks_per_node_var, slurm_value))
+  if tasks_per_node is None:
+    if slurm_counts is None:
+      _require(environ, variables.tasks_per_node_var,
+               ' Launch the program with srun.')
+    counts = slurm_counts
+  elif isinstance(tasks_per_node, Mapping):
+    if set(tasks_per_node) != set(nodes):
+      raise RuntimeError('tasks_per_node names hosts %s, but %s=%r has hosts '
+                         '%s' % (sorted(tasks_per_node), variables.nodelist_var,
+                                 nodelist, list(nodes)))
+    counts = [tasks_per_node[node] for node in nodes]
+  else:
+    counts = [tasks_per_node] * len(nodes)
+  # Slurm's counts are ints (expand_tasks_per_node): a node-by-node search
+  # is needed only for a user's override or a count below 1.
+  if tasks_per_node is not None or min(counts, default=1) < 1:
+    for node, count in zip(nodes, counts):
+      if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError('%s: node %r has %r tasks; expected an integer >= 1'
+                         % (source, node, count))
+  if len(counts) != len(nodes):
+    raise ValueError(
+        '%s=%r has %d entries but %s=%r has %d nodes; expected one entry per '
+        'node' % (variables.tasks_per_node_var, slurm_value, len(counts),
+                  variables.nodelist_var, nodelist, len(nodes)))
+  if slurm_counts is not None and slurm_counts != counts:
+    raise RuntimeError(
+        'tasks_per_node=%r asks for %s tasks on nodes %s, but Slurm assigned '
+        '%s (%s=%r)' % (tasks_per_node, counts, list(nodes), slurm_counts,
+                        variables.tasks_per_node_var, slurm_value))
+  return nodes, counts, source
+
+
+def _check_against_task(environ, step, is_batch):
+  """Compares the derived layout with what this task's variables say.
+
+  Raises:
+    RuntimeError: Showing both sides, on any difference.
+  """
+  node, local = step.place(step.task_index)
+  derived = {
+      'SLURMD_NODENAME': step.nodes[node],
+      'SLURM_NODEID': str(node),
+      'SLURM_LOCALID': str(local),
+  }
+  # A batch script's SLURM_GTIDS is 0, whatever the job; in a heterogeneous
+  # step, task indices are node-major slots, not ranks.
+  if not is_batch and not step.heterogeneous:
+    derived['SLURM_GTIDS'] = ','.join(map(str, step.node_ranks(node)))
+  mismatches = [
+      '%s: Slurm says %r, derived %r' % (name, environ[name], value)
+      for name, value in derived.items()
+      if name in environ and environ[name].strip() != value
+  ]
+  if mismatches:
+    raise RuntimeError(
+        'The task layout derived from the Slurm environment does not match '
+        'this task (task %d of %d on nodes %s, tasks per node %s, '
+        'SLURM_DISTRIBUTION=%r): %s' %
+        (step.task_index, step.num_tasks, list(step.nodes),
+         list(step.tasks_per_node), environ.get('SLURM_DISTRIBUTION'),
+         '; '.join(mismatches)))
+
+
+def _gpu_ids(name, value):
+  """Parses the device list `value` of variable `name` into a tuple of ids.
+
+  `''` and `NoDevFiles` mean no GPUs.
+  """
+  text = value.strip()
+  ids = () if text in _NO_GPUS else tuple(
+      gpu.strip() for gpu in text.split(','))
+  if any(not gpu for gpu in ids) or len(set(ids)) != len(ids):
+    raise ValueError('%s=%r: expected distinct comma-separated device ids' %
+                     (name, value))
+  return ids
+
+
+def _slurm_gpu_ids(environ):
+  """Returns (variable, ids) of the GPUs Slurm made visible to this task.
+
+  Slurm sets `CUDA_VISIBLE_DEVICES` and `GPU_DEVICE_ORDINAL` to the same
+  list. A resolver narrows `CUDA_VISIBLE_DEVICES` to its task's share and
+  never changes `GPU_DEVICE_ORDINAL`, so when the first holds part of the
+  second, Slurm's list is the second: a second resolver of the same task (in
+  this process or a child) then deals Slurm's list again, not the first
+  one's share. Otherwise `CUDA_VISIBLE_DEVICES` counts as it stands (`''`
+  hides every GPU), then `SLURM_STEP_GPUS`, then `SLURM_JOB_GPUS`.
+
+  Returns:
+    (variable, ids), or (None, None) when none of them is set.
+  """
+  if 'CUDA_VISIBLE_DEVICES' in environ and 'GPU_DEVICE_ORDINAL' in environ:
+    visible = _gpu_ids('CUDA_VISIBLE_DEVICES', environ['CUDA_VISIBLE_DEVICES'])
+    ordinal = _gpu_ids('GPU_DEVICE_ORDINAL', environ['GPU_DEVICE_ORDINAL'])
+    if visible and set(visible) < set(ordinal):
+      return 'GPU_DEVICE_ORDINAL', ordinal
+  for name in ('CUDA_VISIBLE_DEVICES', 'SLURM_STEP_GPUS', 'SLURM_JOB_GPUS'):
+    if name in environ:
+      return name, _gpu_ids(name, environ[name])
+  return None, None
+
+
+def _binds_gpus_per_task(tres_bind):
+  """Whether SLURMD_TRES_BIND (e.g. 'gpu:per_task:1') binds GPUs per task.
+
+  `--gpus-per-task`, `--gpu-bind=single:N|map_gpu:..|mask_gpu:..` give each
+  task its own GPUs; `--gpu-bind=closest` (or none) may leave every task of a
+  node all of its GPUs, which are then split like `--gres` GPUs.
+  """
+  for binding in tres_bind.split(';'):
+    kind, _, options = binding.partition(':')
+    if kind == 'gpu':
+      modes = {option.split(':')[0] for option in options.split(',')}
+      return bool(modes & {'per_task', 'single', 'map_gpu', 'mask_gpu'})
+  return False
+
+
+def _parse_gpu_total(text):
+  """Parses `--gpus`' `[type:]N[,[type:]N...]` (SLURM_GPUS) into a count."""
+  total = 0
+  for item in text.split(','):
+    count = item.rsplit(':', 1)[-1].strip()
+    if not count.isdigit():
+      raise ValueError('expected [TYPE:]COUNT, e.g. 4 or a100:4')
+    total += int(count)
+  return total
+
+
+def read_gpus(environ):
+  """Reads what Slurm says of this task's GPUs into a `SlurmGpus`."""
+  on_node = environ.get('SLURM_GPUS_ON_NODE')
+  if on_node is not None:
+    on_node = _positive_int('SLURM_GPUS_ON_NODE', on_node, minimum=0)
+  step_total = environ.get('SLURM_GPUS')
+  if step_total is not None:
+    step_total = _parse_variable('SLURM_GPUS', step_total, _parse_gpu_total)
+  source, visible = _slurm_gpu_ids(environ)
+  if visible is None:
+    return SlurmGpus(on_node=on_node, step_total=step_total)
+  bound = (_binds_gpus_per_task(environ.get('SLURMD_TRES_BIND', '')) or
+           (on_node is not None and on_node > len(visible)))
+  return SlurmGpus(visible, source, bound, on_node, step_total)
+
+
+def _parse_ports(text):
+  """Parses a port list such as `12000-12003,12005`."""
+  ports = tuple(
+      number for lo, hi, _ in slurm_hostlist.parse_ranges(text, text)
+      for number in range(lo, hi + 1))
+  if not all(1 <= port <= _MAX_PORT for port in ports):
+    raise ValueError('expected ports within 1..%d' % _MAX_PORT)
+  return ports
+
+
+def read_step(environ,
+              tasks_per_node=None,
+              expand=slurm_hostlist.expand_hostlist):
+  """Builds the model of this task's Slurm step from its environment.
+
+  Args:
+    environ: The environment, e.g. `os.environ`.
+    tasks_per_node: The user's override: None, an int, or a dict host ->
+      count.
+    expand: The hostlist expander.
+
+  Returns:
+    A `SlurmStep`.
+
+  Raises:
+    RuntimeError: If variables are missing or contradict each other.
+    ValueError: If a variable is malformed.
+  """
+  variables = (_STEP_VARIABLES if 'SLURM_STEP_NODELIST' in environ or
+               'SLURM_STEP_TASKS_PER_NODE' in environ else _JOB_VARIABLES)
+  _require(environ, 'SLURM_PROCID',
+           ' Launch the program with srun (inside sbatch or salloc).')
+  nodes, counts, counts_source = _node_counts(environ, variables,
+                                             tasks_per_node, expand)
+  if variables.num_tasks_var in environ:
+    num_tasks = _positive_int(variables.num_tasks_var,
+                              environ[variables.num_tasks_var])
+    if num_tasks != sum(counts):
+      raise RuntimeError(
+          '%s=%d but the tasks per node %s add up to %d; launch the program '
+          'with srun so that the step variables are consistent' %
+          (variables.num_tasks_var, num_tasks, counts, sum(counts)))
+  if len(set(nodes)) != len(nodes):
+    raise ValueError('%s=%r names a node twice' %
+                     (variables.nodelist_var, environ[variables.nodelist_var]))
+  nodes, counts, runs, node_components = _layout(environ, nodes, counts,
+                                                 expand, variables.is_batch)
+  if node_components is None:
+    rank = _positive_int('SLURM_PROCID', environ['SLURM_PROCID'], minimum=0)
+  else:
+    rank = _het_task_index(environ, nodes, counts)
+  if rank >= sum(counts):
+    raise RuntimeError('SLURM_PROCID=%d but the step has only %d tasks (%s)' %
+                       (rank, sum(counts), counts_source))
+  reserved_ports = environ.get('SLURM_STEP_RESV_PORTS')
+  if reserved_ports is not None:
+    reserved_ports = _parse_variable('SLURM_STEP_RESV_PORTS', reserved_ports,
+                                     _parse_ports)
+  step = SlurmStep(
+      nodes=tuple(nodes),
+      tasks_per_node=tuple(counts),
+      runs=runs,
+      task_index=rank,
+      gpus=read_gpus(environ),
+      node_components=node_components,
+      counts_source=counts_source,
+      reserved_ports=reserved_ports,
+      job_step=tuple(
+          _positive_int(name, environ.get(name, '0'), minimum=0)
+          for name in ('SLURM_JOB_ID', 'SLURM_STEP_ID')))
+  _check_against_task(environ, step, variables.is_batch)
+  return step
+
+
+
+
+def block_step(configuration, rank, gpus):
+  """Makes a step from a task configuration, laid out block-wise.
+
+  This is the layout TensorFlow 2.x assumed for every step: ranks fill the
+  hosts in order. `SlurmClusterResolver` uses it when a subclass's
+  `_resolve_*` methods describe another step than Slurm's variables do.
+
+  Args:
+    configuration: Host name -> number of tasks on it, in node order.
+    rank: This task's rank.
+    gpus: What Slurm says of this task's GPUs (`SlurmGpus`).
+
+  Returns:
+    A `SlurmStep`.
+
+  Raises:
+    ValueError: If a count is not an integer >= 1.
+    RuntimeError: If `rank` is not one of the step's ranks.
+  """
+  source = 'the task configuration'
+  for node, count in configuration.items():
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+      raise ValueError('%s: node %r has %r tasks; expected an integer >= 1' %
+                       (source, node, count))
+  counts = tuple(configuration.values())
+  if (isinstance(rank, bool) or not isinstance(rank, int) or
+      not 0 <= rank < sum(counts)):
+    raise RuntimeError('Rank %r is not one of the %d tasks of %s' %
+                       (rank, sum(counts), source))
+  return SlurmStep(
+      nodes=tuple(configuration),
+      tasks_per_node=counts,
+      runs=_block(counts),
+      task_index=rank,
+      gpus=gpus,
+      counts_source=source)

@@ -1,0 +1,293 @@
+# Copyright 2026 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Slurm environments as real steps set them, and a base for resolver tests.
+
+The environments follow what Slurm 22.05 really sets in every task (see
+the recorded steps described in the project's fixtures NOTES).
+"""
+
+import os
+import subprocess
+from unittest import mock
+
+from absl.testing import parameterized
+
+from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+
+
+def step_env(nodelist, tasks_per_node, rank_hosts, rank, node_ids=None,
+              **overrides):
+  """Returns the environment Slurm gives task `rank` of an `srun` step.
+
+  Args:
+    nodelist: `SLURM_STEP_NODELIST`, e.g. 'n[1-2]'.
+    tasks_per_node: `SLURM_STEP_TASKS_PER_NODE`, e.g. '4,1'.
+    rank_hosts: The node every rank really runs on, in rank order, separated
+      by spaces; e.g. 'n1 n2 n1 n1 n1' for `srun -n5 -N2 -m cyclic`.
+    rank: `SLURM_PROCID` of the task.
+    node_ids: The nodes in `SLURM_NODEID` order, separated by spaces. Defaults
+      to the order in which they first appear in `rank_hosts`.
+    **overrides: Variables to add or replace; a value of None removes one.
+
+  Returns:
+    The environment, with the task's own truth (`SLURMD_NODENAME`,
+    `SLURM_NODEID`, `SLURM_LOCALID`, `SLURM_GTIDS`) as Slurm sets it.
+  """
+  hosts = rank_hosts.split()
+  nodes = node_ids.split() if node_ids else list(dict.fromkeys(hosts))
+  host = hosts[rank]
+  env = {
+      'SLURM_JOB_ID': '42',
+      'SLURM_JOB_NODELIST': nodelist,
+      'SLURM_NODELIST': nodelist,
+      'SLURM_NNODES': str(len(nodes)),
+      'SLURM_NTASKS': str(len(hosts)),
+      'SLURM_NPROCS': str(len(hosts)),
+      'SLURM_TASKS_PER_NODE': tasks_per_node,
+      'SLURM_STEP_ID': '0',
+      'SLURM_STEP_NODELIST': nodelist,
+      'SLURM_STEP_NUM_NODES': str(len(nodes)),
+      'SLURM_STEP_NUM_TASKS': str(len(hosts)),
+      'SLURM_STEP_TASKS_PER_NODE': tasks_per_node,
+      'SLURM_PROCID': str(rank),
+      'SLURMD_NODENAME': host,
+      'SLURM_NODEID': str(nodes.index(host)),
+      'SLURM_LOCALID': str(hosts[:rank].count(host)),
+      'SLURM_GTIDS': ','.join(
+          str(other) for other, name in enumerate(hosts) if name == host),
+  }
+  for name, value in overrides.items():
+    if value is None:
+      env.pop(name, None)
+    else:
+      env[name] = value
+  return env
+
+
+# The batch script of `sbatch -N2 --ntasks-per-node=2 --gres=gpu:2`
+# (tests/fixtures/slurm-env/sbatch-N2-ntpn2-gres2/batch.env): no SLURM_STEP_*.
+BATCH_ENV = {
+    'CUDA_VISIBLE_DEVICES': '0,1',
+    'ENVIRONMENT': 'BATCH',
+    'SLURMD_NODENAME': 'n1',
+    'SLURM_GPUS_ON_NODE': '2',
+    'SLURM_GTIDS': '0',
+    'SLURM_JOB_CPUS_PER_NODE': '2(x2)',
+    'SLURM_JOB_GPUS': '0,1',
+    'SLURM_JOB_ID': '25',
+    'SLURM_JOB_NODELIST': 'n[1-2]',
+    'SLURM_LOCALID': '0',
+    'SLURM_NNODES': '2',
+    'SLURM_NODEID': '0',
+    'SLURM_NODELIST': 'n[1-2]',
+    'SLURM_NPROCS': '4',
+    'SLURM_NTASKS': '4',
+    'SLURM_NTASKS_PER_NODE': '2',
+    'SLURM_PROCID': '0',
+    'SLURM_TASKS_PER_NODE': '2(x2)',
+}
+
+# The shell of `salloc -N3 -n5` on the submit host
+# (tests/fixtures/slurm-env/salloc-N3-n5/salloc.env): no task variables.
+SALLOC_ENV = {
+    'SLURM_JOB_CPUS_PER_NODE': '3,1(x2)',
+    'SLURM_JOB_ID': '26',
+    'SLURM_JOB_NODELIST': 'n[1-3]',
+    'SLURM_NNODES': '3',
+    'SLURM_NODELIST': 'n[1-3]',
+    'SLURM_NPROCS': '5',
+    'SLURM_NTASKS': '5',
+    'SLURM_TASKS_PER_NODE': '3,1(x2)',
+}
+
+# The environment of TensorFlow's own tests (TF 2.x
+# slurm_cluster_resolver_test.py): three nodes, one task each.
+TF_TEST_ENV = {
+    'SLURM_PROCID': '0',
+    'SLURM_STEP_NUM_TASKS': '3',
+    'SLURM_STEP_NODELIST': 't02n13,t02n41,t02n43',
+}
+
+NVIDIA_SMI_TWO_GPUS = (
+    'GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-5c0b9c4e-4bd7-9a8c-1b1e)\n'
+    '  MIG 1g.5gb      Device  0: (UUID: MIG-0f8e3c3a-5d09-5b0b-9d1e)\n'
+    'GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-8d1e7a0f-2c44-8e1b-77a2)\n')
+
+
+# srun -n5 -N2, with and without -m cyclic (tests/fixtures/slurm-env/n5-N2*):
+# (SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE, node of each rank, spec).
+N2_N5_BLOCK = ('n[1-2]', '4,1', 'n1 n1 n1 n1 n2',
+                ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888'])
+N2_N5_CYCLIC = ('n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
+                 ['n1:8888', 'n2:8888', 'n1:8889', 'n1:8890', 'n1:8891'])
+
+
+def completed(returncode=0, stdout='', stderr=''):
+  return subprocess.CompletedProcess(['mocked'], returncode, stdout, stderr)
+
+
+def cyclic_env(rank, **overrides):
+  """Task `rank` of `srun -n5 -N2 -m cyclic`.
+
+  As tests/fixtures/slurm-env/n5-N2-cyclic: ranks 0, 2, 3, 4 run on n1, rank
+  1 on n2.
+  """
+  return step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', rank,
+                   **dict({'SLURM_DISTRIBUTION': 'cyclic', 'SLURM_JOB_ID': '9'},
+                          **overrides))
+
+
+def het_variables(scheme, *component_nodelists):
+  """The variables of a heterogeneous step (`srun A : B`), in every task.
+
+  Args:
+    scheme: 'slurm_22_05' for SLURM_HET_SIZE, SLURM_PACK_SIZE and
+      SLURM_JOB_NODELIST_PACK_GROUP_<n>, as Slurm 22.05 sets them
+      (tests/fixtures/slurm-env/het-*); 'het_group' for SLURM_HET_SIZE and
+      SLURM_JOB_NODELIST_HET_GROUP_<n>, as newer Slurm names them.
+    *component_nodelists: The node list of each component, in order.
+
+  Returns:
+    The variables.
+  """
+  size = str(len(component_nodelists))
+  if scheme == 'slurm_22_05':
+    env, kind = {'SLURM_HET_SIZE': size, 'SLURM_PACK_SIZE': size}, 'PACK'
+  else:
+    env, kind = {'SLURM_HET_SIZE': size}, 'HET'
+  for component, nodelist in enumerate(component_nodelists):
+    env['SLURM_JOB_NODELIST_%s_GROUP_%d' % (kind, component)] = nodelist
+  return env
+
+
+HET_SCHEMES = (('_slurm_22_05', 'slurm_22_05'), ('_het_group', 'het_group'))
+
+# The GPU variables of each rank of `srun -N1 -n1 : -N2 -n3 --gpus-per-task=1`
+# (tests/fixtures/slurm-env/het-N1n1-N2n3-gpu): component 0 has no GPUs (and
+# no CUDA_VISIBLE_DEVICES); rank 3, alone on n3, gets no SLURMD_TRES_BIND.
+HET_GPU_VARIABLES = (
+    {},
+    {'CUDA_VISIBLE_DEVICES': '0', 'SLURM_STEP_GPUS': '0',
+     'SLURM_GPUS_ON_NODE': '2', 'SLURMD_TRES_BIND': 'gpu:per_task:1'},
+    {'CUDA_VISIBLE_DEVICES': '1', 'SLURM_STEP_GPUS': '1',
+     'SLURM_GPUS_ON_NODE': '2', 'SLURMD_TRES_BIND': 'gpu:per_task:1'},
+    {'CUDA_VISIBLE_DEVICES': '0', 'SLURM_STEP_GPUS': '0',
+     'SLURM_GPUS_ON_NODE': '1'},
+)
+
+
+def het_gpu_env(rank, scheme='slurm_22_05', **overrides):
+  """Task `rank` of `srun -N1 -n1 : -N2 -n3 --gpus-per-task=1`.
+
+  As tests/fixtures/slurm-env/het-N1n1-N2n3-gpu: component 0 is rank 0 on n1,
+  component 1 ranks 1-2 on n2 and rank 3 on n3; the step's node list is
+  n[1-3] with tasks per node 1,2,1.
+
+  Args:
+    rank: `SLURM_PROCID`.
+    scheme: How the heterogeneous variables are named (`het_variables`).
+    **overrides: Variables to add or replace; None removes one.
+
+  Returns:
+    The environment.
+  """
+  env = dict(het_variables(scheme, 'n1', 'n[2-3]'), SLURM_JOB_ID='23',
+             SLURM_DISTRIBUTION='block', **HET_GPU_VARIABLES[rank])
+  env.update(overrides)
+  return step_env('n[1-3]', '1,2,1', 'n1 n2 n2 n3', rank, **env)
+
+
+def het_later_node_env(rank, scheme='slurm_22_05', **overrides):
+  """Task `rank` of `srun -w n3 -n2 : -w n1 -n1`.
+
+  The step's node list is sorted (n[1,3], tasks per node 1,2), but component
+  0, ranks 0-1, runs on n3, which Slurm numbers node 0; rank 2 runs on n1.
+  """
+  env = dict(het_variables(scheme, 'n3', 'n1'), SLURM_DISTRIBUTION='block')
+  env.update(overrides)
+  return step_env('n[1,3]', '1,2', 'n3 n3 n1', rank, node_ids='n3 n1', **env)
+
+
+def gres_env(rank, tasks_per_node, rank_hosts):
+  """Task `rank` of `srun -N2 -n<N> --gres=gpu:2`: every task sees 0,1.
+
+  E.g. tests/fixtures/slurm-env/N2-n3-gres-gpu2 ('2,1', 'n1 n1 n2').
+  """
+  return step_env('n[1-2]', tasks_per_node, rank_hosts, rank,
+                   CUDA_VISIBLE_DEVICES='0,1', SLURM_STEP_GPUS='0,1',
+                   SLURM_GPUS_ON_NODE='2')
+
+
+def ports(addresses):
+  return [int(address.rsplit(':', 1)[1]) for address in addresses]
+
+
+def explain_rows(output):
+  """Parses the explain command's task table.
+
+  Returns:
+    rank -> [node, local index, job:index, address, GPUs], from the rows
+    after the header `rank node local task address GPUs`.
+  """
+  lines = output.splitlines()
+  header = [line.split()[:1] for line in lines].index(['rank'])
+  return {
+      int(line.split()[0]): line.split()[1:6] for line in lines[header + 1:]
+  }
+
+
+
+
+class ResolverTestCase(parameterized.TestCase):
+  """Resolver tests on a machine without scontrol or nvidia-smi."""
+
+  def setUp(self):
+    super().setUp()
+    self.run = self.enter_context(
+        mock.patch.object(
+            slurm_cluster_resolver.subprocess, 'run',
+            side_effect=FileNotFoundError(2, 'No such file or directory')))
+    # Whatever a test does to os.environ is undone after it.
+    self.enter_context(mock.patch.dict(os.environ))
+
+  def use_env(self, env):
+    """Makes `env` the whole environment for the rest of the test."""
+    self.enter_context(mock.patch.dict(os.environ, env, clear=True))
+
+  def use_gpu_env(self, cvd, rank=1, tasks='2', rank_hosts='n1 n1', **more):
+    """One node `n1` whose tasks Slurm gave `cvd`."""
+    self.use_env(
+        step_env('n1', tasks, rank_hosts, rank, CUDA_VISIBLE_DEVICES=cvd,
+                  SLURM_STEP_GPUS=cvd, GPU_DEVICE_ORDINAL=cvd, **more))
+
+  def set_run_result(self, result):
+    """Makes the mocked `subprocess.run` raise or return `result`."""
+    if isinstance(result, BaseException):
+      self.run.side_effect = result
+    else:
+      self.run.side_effect = None
+      self.run.return_value = result
+
+  def assertResolverFails(self, error, regex, *args, **kwargs):
+    """Asserts the resolver raises and leaves os.environ exactly as it was."""
+    before = dict(os.environ)
+    with self.assertRaisesRegex(error, regex):
+      slurm_cluster_resolver.SlurmClusterResolver(*args, **kwargs)
+    self.assertEqual(before, dict(os.environ))
+
+  def assertWorkers(self, addresses, resolver):
+    self.assertEqual({'worker': addresses}, resolver.cluster_spec().as_dict())
+
+
