@@ -63,12 +63,22 @@ class Resolution:
   addresses: Tuple[str, ...]
 
 
-def _check_count(name, value, optional=True):
+def _check_count(name, value, maximum, optional=True, minimum=0):
+  """Checks that argument `name` is an int in minimum..maximum (or None)."""
   if value is None and optional:
     return
-  if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-    raise ValueError('%s=%r: expected %san integer >= 0' %
-                     (name, value, 'None or ' if optional else ''))
+  if (isinstance(value, bool) or not isinstance(value, int) or
+      not minimum <= value <= maximum):
+    raise ValueError('%s=%r: expected %san integer in %d..%d' %
+                     (name, value, 'None or ' if optional else '', minimum,
+                      maximum))
+
+
+def _check_text(name, value, optional=False):
+  """Checks that argument `name` is a string (or None, if `optional`)."""
+  if not (isinstance(value, str) or (optional and value is None)):
+    raise ValueError('%s=%r: expected a string%s' %
+                     (name, value, ' or None' if optional else ''))
 
 
 def _check_job_name(argument, name):
@@ -83,7 +93,8 @@ def _check_jobs(jobs):
                      'number of tasks' % (jobs,))
   for name, count in jobs.items():
     _check_job_name('jobs', name)
-    _check_count('jobs[%r]' % name, count, optional=False)
+    _check_count('jobs[%r]' % name, count, slurm_step.MAX_TASKS,
+                 optional=False)
 
 
 def _task_jobs(step, jobs, het_jobs):
@@ -198,6 +209,35 @@ def _ports(step, port_base):
         'must lie within 1..%d' % (port_base, port_base,
                                    port_base + needed - 1, _MAX_PORT))
   return [port_base + index for index in range(needed)]
+
+
+def _check_addresses_distinct(step, ports, port_base):
+  """Checks that no two tasks of the step get the same address.
+
+  Tasks on one node differ in their ports, tasks on different nodes in their
+  host names: this costs O(nodes + busiest node's tasks), not a set of every
+  address.
+
+  Args:
+    step: The `_SlurmStep`.
+    ports: The port of a node's i-th task, for every i (`_ports`).
+    port_base: Where the ports came from, for the error.
+
+  Raises:
+    ValueError: Naming the source of the repeated ports or host names.
+  """
+  if len(set(ports)) != len(ports):
+    raise ValueError(
+        'port_base=%r gives the tasks of one node the ports %s, some of them '
+        'the same%s' % (port_base, slurm_step.abbreviate(ports),
+                        ' (SLURM_STEP_RESV_PORTS)' if port_base == 'reserved'
+                        else ''))
+  hosts = set(map(str, step.nodes))
+  if len(hosts) != len(step.nodes):
+    raise ValueError(
+        'The step\'s hosts %s (%s) include names that are the same as text: '
+        'their tasks would share addresses' %
+        (slurm_step.abbreviate(step.nodes), step.counts_source))
 
 
 def _addresses(step, ports):
@@ -438,10 +478,12 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
     RuntimeError: If the arguments ask for more than Slurm gave.
     ValueError: If an argument is malformed.
   """
-  _check_count('gpus_per_node', gpus_per_node)
-  _check_count('gpus_per_task', gpus_per_task)
+  _check_count('gpus_per_node', gpus_per_node, slurm_step.MAX_GPUS_PER_NODE)
+  _check_count('gpus_per_task', gpus_per_task, slurm_step.MAX_GPUS_PER_NODE)
   job_runs = _task_jobs(step, jobs, het_jobs)
-  addresses = _addresses(step, _ports(step, port_base))
+  ports = _ports(step, port_base)
+  _check_addresses_distinct(step, ports, port_base)
+  addresses = _addresses(step, ports)
   cluster, task_type, task_id = _assign_jobs(job_runs, addresses,
                                              step.task_index)
   gpus = _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus)
@@ -584,7 +626,12 @@ class SlurmClusterResolver(ClusterResolver):
     """
     self._expand = slurm_hostlist.get_expander(hostlist_expansion)
     if tasks_per_node is not None and not isinstance(tasks_per_node, Mapping):
-      _check_count('tasks_per_node', tasks_per_node)
+      _check_count('tasks_per_node', tasks_per_node,
+                   slurm_step.MAX_TASKS_PER_NODE, minimum=1)
+    if not isinstance(auto_set_gpu, bool):
+      raise ValueError('auto_set_gpu=%r: expected True or False' %
+                       (auto_set_gpu,))
+    _check_text('rpc_layer', rpc_layer, optional=True)
     self._tasks_per_node = tasks_per_node
     self._slurm_step = None
     step = self._resolve_step()
@@ -676,13 +723,21 @@ class SlurmClusterResolver(ClusterResolver):
       A connection string such as 'grpc://n1:8888', or '' if no task is
       selected.
     """
+    _check_text('task_type', task_type, optional=True)
+    _check_count('task_id', task_id, slurm_step.MAX_TASKS)
+    _check_text('rpc_layer', rpc_layer, optional=True)
     task_type = task_type if task_type is not None else self.task_type
     task_id = task_id if task_id is not None else self.task_id
     if task_type is None or task_id is None:
       return ''
-    return format_master_url(
-        self._cluster_spec.task_address(task_type, task_id),
-        rpc_layer or self.rpc_layer)
+    addresses = dict(self._resolution.cluster).get(task_type)
+    if addresses is None:
+      raise ValueError('task_type=%r: no such job; the jobs are %s' %
+                       (task_type, sorted(dict(self._resolution.cluster))))
+    if task_id >= len(addresses):
+      raise ValueError('task_id=%d: job %r has %d tasks' %
+                       (task_id, task_type, len(addresses)))
+    return format_master_url(addresses[task_id], rpc_layer or self.rpc_layer)
 
   def num_accelerators(self,
                        task_type=None,

@@ -49,7 +49,7 @@ def _parse_jobs(text):
   jobs = {}
   for item in text.split(','):
     name, _, count = item.partition('=')
-    if not count.isdigit():
+    if not re.fullmatch('[0-9]{1,9}', count):
       raise argparse.ArgumentTypeError(
           '%r: expected NAME=COUNT[,NAME=COUNT...]' % text)
     jobs[name] = int(count)
@@ -59,7 +59,7 @@ def _parse_jobs(text):
 def _parse_port_base(text):
   if text in ('reserved', 'derived'):
     return text
-  if not text.isdigit():
+  if not re.fullmatch('[0-9]{1,9}', text):
     raise argparse.ArgumentTypeError(
         "%r: expected a port number, 'reserved' or 'derived'" % text)
   return int(text)

@@ -30,13 +30,37 @@ import collections
 import dataclasses
 import functools
 import itertools
+import os
 import re
+import stat
 from typing import Mapping, Optional, Sequence, Tuple
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 
 _NO_GPUS = ('', 'NoDevFiles')
 _MAX_PORT = 65535
+# Upper bounds on what a step may hold; larger values are refused before
+# anything is allocated for them.
+# Tasks of a step: no step has more nodes (slurm_hostlist._MAX_HOSTS), and
+# none runs TensorFlow on more tasks than this.
+MAX_TASKS = 1024 * 1024
+# Tasks of one node: slurm.conf's MaxTasksPerNode may not exceed 65533.
+MAX_TASKS_PER_NODE = 65533
+# GPUs of one node, or of one task (MIG instances included).
+MAX_GPUS_PER_NODE = 1024
+# Slurm's job and step ids are 32-bit.
+_MAX_ID = 2**32 - 1
+# SLURM_HOSTFILE: a line per task holds at most a host name and this much
+# more (spaces, a comment), after comments of up to _HOSTFILE_HEADER_BYTES;
+# files are read up to the bound this gives, and never beyond
+# _MAX_HOSTFILE_BYTES.
+_HOSTFILE_LINE_SLACK = 256
+_HOSTFILE_HEADER_BYTES = 64 * 1024
+_MAX_HOSTFILE_BYTES = 64 * 1024 * 1024
+_READ_CHUNK = 1024 * 1024
+# Device ids in CUDA_VISIBLE_DEVICES and co.: an index or a UUID such as
+# GPU-5c0b9c4e-... or MIG-GPU-.../1/0.
+_GPU_ID_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.:/-]*')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -214,24 +238,119 @@ def _parse_distribution(distribution, plane_size):
     return 'block', 1
   if node_level in ('cyclic', 'arbitrary'):
     return node_level, 1
-  if node_level.startswith('plane'):
-    size = node_level[len('plane='):] if '=' in node_level else plane_size
-    if size is None:
+  if node_level == 'plane':
+    if plane_size is None:
       raise RuntimeError('SLURM_DISTRIBUTION=%r needs SLURM_DIST_PLANESIZE, '
                          'which is not set' % distribution)
-    return 'plane', _positive_int('SLURM_DIST_PLANESIZE', size)
+    return 'plane', parse_int('SLURM_DIST_PLANESIZE', plane_size, 1,
+                              MAX_TASKS)
+  if node_level.startswith('plane='):
+    # The size in SLURM_DISTRIBUTION itself is the one Slurm used.
+    size = node_level[len('plane='):]
+    if not _is_decimal(size, 1, MAX_TASKS):
+      raise ValueError('SLURM_DISTRIBUTION=%r: plane size %r; expected an '
+                       'integer in 1..%d' % (distribution, size, MAX_TASKS))
+    return 'plane', int(size)
   raise ValueError('SLURM_DISTRIBUTION=%r: unknown task distribution %r; '
                    'expected block, cyclic, plane or arbitrary' %
                    (distribution, node_level))
 
 
-def _positive_int(name, value, minimum=1):
-  """Parses `value` of variable `name` as an int >= minimum."""
-  text = str(value).strip()
-  if not re.fullmatch('[0-9]+', text) or int(text) < minimum:
-    raise ValueError('%s=%r: expected an integer >= %d' %
-                     (name, value, minimum))
-  return int(text)
+def _is_decimal(text, minimum, maximum):
+  """Whether `text` is ASCII decimal digits for an int in minimum..maximum."""
+  # At most as many digits as `maximum` (plus zero padding a few): int() of
+  # a long string of digits is slow, and refused beyond 4300 digits.
+  return (re.fullmatch('[0-9]{1,40}', text) is not None and
+          minimum <= int(text) <= maximum)
+
+
+def parse_int(name, value, minimum, maximum):
+  """Parses `value` of variable `name` as an int within minimum..maximum.
+
+  Surrounding whitespace is allowed, as Slurm's own atoi; signs, non-ASCII
+  digits and anything else are not.
+
+  Args:
+    name: The variable's name, for the error.
+    value: Its text.
+    minimum: The smallest valid value.
+    maximum: The largest valid value.
+
+  Returns:
+    The int.
+
+  Raises:
+    ValueError: Naming the variable and its value, if it is not such an int.
+  """
+  if not isinstance(value, str) or not _is_decimal(value.strip(), minimum,
+                                                   maximum):
+    raise ValueError('%s=%r: expected an integer in %d..%d' %
+                     (name, value, minimum, maximum))
+  return int(value)
+
+
+def _read_hostfile(path, num_tasks, longest_name):
+  """Returns the text of SLURM_HOSTFILE, read safely and within bounds.
+
+  The path may be a symbolic link (hostfiles on shared filesystems often
+  are); what it names must be a regular file. Anything else (a FIFO, a
+  device such as /dev/zero, a directory) is refused before it is opened; the
+  file is opened non-blocking, without becoming the controlling terminal,
+  and must still be the file that was checked. It is read up to a bound a
+  hostfile of `num_tasks` lines cannot exceed.
+
+  Args:
+    path: The value of SLURM_HOSTFILE.
+    num_tasks: Tasks of the step: the file needs at most a line for each.
+    longest_name: Length of the step's longest node name.
+
+  Returns:
+    The text of the file.
+
+  Raises:
+    RuntimeError: If the file cannot be opened or read.
+    ValueError: If it is not a regular file, is larger than the bound or is
+      not UTF-8 text.
+  """
+  limit = min(
+      _HOSTFILE_HEADER_BYTES + num_tasks * (longest_name +
+                                            _HOSTFILE_LINE_SLACK),
+      _MAX_HOSTFILE_BYTES)
+  try:
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+      raise ValueError('SLURM_HOSTFILE=%r: not a regular file' % path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY |
+                 getattr(os, 'O_CLOEXEC', 0))
+    try:
+      opened = os.fstat(fd)
+      if (not stat.S_ISREG(opened.st_mode) or
+          (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino)):
+        raise ValueError('SLURM_HOSTFILE=%r: not a regular file (it changed '
+                         'while it was opened)' % path)
+      chunks = []
+      size = 0
+      while size <= limit:
+        chunk = os.read(fd, min(_READ_CHUNK, limit + 1 - size))
+        if not chunk:
+          break
+        chunks.append(chunk)
+        size += len(chunk)
+    finally:
+      os.close(fd)
+  except OSError as e:
+    raise RuntimeError(
+        'SLURM_HOSTFILE=%r cannot be read (%s); the arbitrary distribution '
+        'needs it on every node, e.g. on a shared filesystem' %
+        (path, e.strerror or e)) from None
+  if size > limit:
+    raise ValueError('SLURM_HOSTFILE=%r: larger than %d bytes, the most a '
+                     'hostfile of %d tasks needs' % (path, limit, num_tasks))
+  try:
+    return b''.join(chunks).decode('utf-8')
+  except UnicodeDecodeError as e:
+    raise ValueError('SLURM_HOSTFILE=%r: not UTF-8 text (byte %d)' %
+                     (path, e.start)) from None
 
 
 def _hostfile_runs(path, nodes, counts, expand):
@@ -251,21 +370,19 @@ def _hostfile_runs(path, nodes, counts, expand):
     RuntimeError: If the file cannot be read (tasks that could not read it
       would number the step differently), or contradicts the step's node
       list or counts.
-    ValueError: If a line is not a hostlist.
+    ValueError: If a line is not a hostlist, or the file is not a regular
+      file of UTF-8 text within the size a hostfile of the step can have.
   """
-  try:
-    with open(path) as hostfile:
-      lines = hostfile.read().splitlines()
-  except OSError as e:
-    raise RuntimeError(
-        'SLURM_HOSTFILE=%r cannot be read (%s); the arbitrary distribution '
-        'needs it on every node, e.g. on a shared filesystem' %
-        (path, e.strerror or e)) from None
+  num_tasks = sum(counts)
+  lines = _read_hostfile(path, num_tasks, max(map(len, nodes),
+                                              default=0)).split('\n')
   names = []
   for number, line in enumerate(lines, 1):
+    if len(names) >= num_tasks:
+      break  # Slurm reads no further either.
     names.extend(_parse_variable('SLURM_HOSTFILE', path, lambda _: expand(
         line.split('#', 1)[0]), ', line %d' % number))
-  names = names[:sum(counts)]
+  names = names[:num_tasks]
   index = {node: i for i, node in enumerate(nodes)}
   unknown = sorted(set(names) - set(index))
   if unknown:
@@ -296,6 +413,13 @@ _STEP_VARIABLES = _StepVariables(
 _JOB_VARIABLES = _StepVariables(
     'SLURM_JOB_NODELIST', 'SLURM_TASKS_PER_NODE', 'SLURM_NTASKS',
     is_batch=True)
+
+
+def abbreviate(items, most=8):
+  """Shows a list, or its first `most` items and how many there are."""
+  if len(items) <= most:
+    return repr(list(items))
+  return '%r... (%d in all)' % (list(items[:most]), len(items))
 
 
 def _require(environ, name, hint=''):
@@ -331,7 +455,8 @@ def _het_components(environ, nodes, expand):
                    if name in environ), None)
   if size_var is None:
     return None
-  size = _positive_int(size_var, environ[size_var])
+  # Components share no node: there are at most as many as nodes.
+  size = parse_int(size_var, environ[size_var], 1, len(nodes))
   component_of = {}
   for component in range(size):
     names = ['SLURM_JOB_NODELIST_%s_%d' % (kind, component)
@@ -366,8 +491,8 @@ def _het_task_index(environ, nodes, counts):
     raise RuntimeError('SLURMD_NODENAME=%r is not in the step node list %s' %
                        (name, list(nodes)))
   node = nodes.index(name)
-  local = _positive_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'),
-                        minimum=0)
+  local = parse_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'), 0,
+                    MAX_TASKS_PER_NODE - 1)
   if local >= counts[node]:
     raise RuntimeError('SLURM_LOCALID=%d but node %r runs %d tasks of the step'
                        % (local, name, counts[node]))
@@ -430,6 +555,9 @@ def _node_counts(environ, variables, tasks_per_node, expand):
                ' Launch the program with srun.')
     counts = slurm_counts
   elif isinstance(tasks_per_node, Mapping):
+    for host in tasks_per_node:
+      if not isinstance(host, str):
+        raise ValueError('tasks_per_node: host %r is not a string' % (host,))
     if set(tasks_per_node) != set(nodes):
       raise RuntimeError('tasks_per_node names hosts %s, but %s=%r has hosts '
                          '%s' % (sorted(tasks_per_node), variables.nodelist_var,
@@ -438,17 +566,22 @@ def _node_counts(environ, variables, tasks_per_node, expand):
   else:
     counts = [tasks_per_node] * len(nodes)
   # Slurm's counts are ints (expand_tasks_per_node): a node-by-node search
-  # is needed only for a user's override or a count below 1.
-  if tasks_per_node is not None or min(counts, default=1) < 1:
+  # is needed only for a user's override or a count out of range.
+  if (tasks_per_node is not None or min(counts, default=1) < 1 or
+      max(counts, default=1) > MAX_TASKS_PER_NODE):
     for node, count in zip(nodes, counts):
-      if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError('%s: node %r has %r tasks; expected an integer >= 1'
-                         % (source, node, count))
+      if (isinstance(count, bool) or not isinstance(count, int) or
+          not 1 <= count <= MAX_TASKS_PER_NODE):
+        raise ValueError('%s: node %r has %r tasks; expected an integer in '
+                         '1..%d' % (source, node, count, MAX_TASKS_PER_NODE))
   if len(counts) != len(nodes):
     raise ValueError(
         '%s=%r has %d entries but %s=%r has %d nodes; expected one entry per '
         'node' % (variables.tasks_per_node_var, slurm_value, len(counts),
                   variables.nodelist_var, nodelist, len(nodes)))
+  if sum(counts) > MAX_TASKS:
+    raise ValueError('%s: %d tasks in all; expected at most %d' %
+                     (source, sum(counts), MAX_TASKS))
   if slurm_counts is not None and slurm_counts != counts:
     raise RuntimeError(
         'tasks_per_node=%r asks for %s tasks on nodes %s, but Slurm assigned '
@@ -457,7 +590,7 @@ def _node_counts(environ, variables, tasks_per_node, expand):
   return nodes, counts, source
 
 
-def _check_against_task(environ, step, is_batch):
+def _check_against_task(environ, step, variables):
   """Compares the derived layout with what this task's variables say.
 
   Raises:
@@ -471,7 +604,7 @@ def _check_against_task(environ, step, is_batch):
   }
   # A batch script's SLURM_GTIDS is 0, whatever the job; in a heterogeneous
   # step, task indices are node-major slots, not ranks.
-  if not is_batch and not step.heterogeneous:
+  if not variables.is_batch and not step.heterogeneous:
     derived['SLURM_GTIDS'] = ','.join(map(str, step.node_ranks(node)))
   mismatches = [
       '%s: Slurm says %r, derived %r' % (name, environ[name], value)
@@ -479,26 +612,38 @@ def _check_against_task(environ, step, is_batch):
       if name in environ and environ[name].strip() != value
   ]
   if mismatches:
+    if step.heterogeneous:
+      who = 'SLURM_LOCALID=%r on SLURMD_NODENAME=%r (task %d)' % (
+          environ.get('SLURM_LOCALID'), environ.get('SLURMD_NODENAME'),
+          step.task_index)
+    else:
+      who = 'SLURM_PROCID=%r' % environ.get('SLURM_PROCID')
     raise RuntimeError(
         'The task layout derived from the Slurm environment does not match '
-        'this task (task %d of %d on nodes %s, tasks per node %s, '
-        'SLURM_DISTRIBUTION=%r): %s' %
-        (step.task_index, step.num_tasks, list(step.nodes),
-         list(step.tasks_per_node), environ.get('SLURM_DISTRIBUTION'),
-         '; '.join(mismatches)))
+        'this task: %s is task %d of %d, which the layout (%s=%r, %s, '
+        'SLURM_DISTRIBUTION=%r) puts on node %r as its local task %d; but %s'
+        % (who, step.task_index, step.num_tasks, variables.nodelist_var,
+           environ.get(variables.nodelist_var), step.counts_source,
+           environ.get('SLURM_DISTRIBUTION'),
+           step.nodes[node], local, '; '.join(mismatches)))
 
 
 def _gpu_ids(name, value):
   """Parses the device list `value` of variable `name` into a tuple of ids.
 
-  `''` and `NoDevFiles` mean no GPUs.
+  `''` and `NoDevFiles` mean no GPUs. Ids are indices or UUIDs, at most
+  `MAX_GPUS_PER_NODE` of them.
   """
   text = value.strip()
+  if text.count(',') >= MAX_GPUS_PER_NODE:
+    raise ValueError('%s=%r: more than %d device ids' %
+                     (name, value, MAX_GPUS_PER_NODE))
   ids = () if text in _NO_GPUS else tuple(
       gpu.strip() for gpu in text.split(','))
-  if any(not gpu for gpu in ids) or len(set(ids)) != len(ids):
-    raise ValueError('%s=%r: expected distinct comma-separated device ids' %
-                     (name, value))
+  if (not all(_GPU_ID_RE.fullmatch(gpu) for gpu in ids) or
+      len(set(ids)) != len(ids)):
+    raise ValueError('%s=%r: expected distinct comma-separated device ids '
+                     '(indices or UUIDs)' % (name, value))
   return ids
 
 
@@ -547,8 +692,9 @@ def _parse_gpu_total(text):
   total = 0
   for item in text.split(','):
     count = item.rsplit(':', 1)[-1].strip()
-    if not count.isdigit():
-      raise ValueError('expected [TYPE:]COUNT, e.g. 4 or a100:4')
+    if not _is_decimal(count, 0, MAX_GPUS_PER_NODE * MAX_TASKS):
+      raise ValueError('expected [TYPE:]COUNT, e.g. 4 or a100:4, with a '
+                       'COUNT in 0..%d' % (MAX_GPUS_PER_NODE * MAX_TASKS))
     total += int(count)
   return total
 
@@ -557,7 +703,7 @@ def read_gpus(environ):
   """Reads what Slurm says of this task's GPUs into a `SlurmGpus`."""
   on_node = environ.get('SLURM_GPUS_ON_NODE')
   if on_node is not None:
-    on_node = _positive_int('SLURM_GPUS_ON_NODE', on_node, minimum=0)
+    on_node = parse_int('SLURM_GPUS_ON_NODE', on_node, 0, MAX_GPUS_PER_NODE)
   step_total = environ.get('SLURM_GPUS')
   if step_total is not None:
     step_total = _parse_variable('SLURM_GPUS', step_total, _parse_gpu_total)
@@ -570,12 +716,23 @@ def read_gpus(environ):
 
 
 def _parse_ports(text):
-  """Parses a port list such as `12000-12003,12005`."""
-  ports = tuple(
-      number for lo, hi, _ in slurm_hostlist.parse_ranges(text, text)
-      for number in range(lo, hi + 1))
-  if not all(1 <= port <= _MAX_PORT for port in ports):
+  """Parses a port list such as `12000-12003,12005`: distinct ports.
+
+  The ranges are checked before any port is listed: there are at most
+  65535 distinct ports.
+  """
+  ranges = slurm_hostlist.parse_ranges(text, text)
+  if not all(1 <= lo and hi <= _MAX_PORT for lo, hi, _ in ranges):
     raise ValueError('expected ports within 1..%d' % _MAX_PORT)
+  if sum(hi - lo + 1 for lo, hi, _ in ranges) > _MAX_PORT:
+    raise ValueError('more than %d ports: some are repeated' % _MAX_PORT)
+  ports = tuple(
+      number for lo, hi, _ in ranges for number in range(lo, hi + 1))
+  if len(set(ports)) != len(ports):
+    repeated = sorted(port for port, count in collections.Counter(
+        ports).items() if count > 1)
+    raise ValueError('ports %s are repeated; expected distinct ports' %
+                     abbreviate(repeated))
   return ports
 
 
@@ -604,20 +761,21 @@ def read_step(environ,
   nodes, counts, counts_source = _node_counts(environ, variables,
                                              tasks_per_node, expand)
   if variables.num_tasks_var in environ:
-    num_tasks = _positive_int(variables.num_tasks_var,
-                              environ[variables.num_tasks_var])
+    num_tasks = parse_int(variables.num_tasks_var,
+                          environ[variables.num_tasks_var], 1, MAX_TASKS)
     if num_tasks != sum(counts):
       raise RuntimeError(
-          '%s=%d but the tasks per node %s add up to %d; launch the program '
+          '%s=%d but the tasks per node (%s) add up to %d; launch the program '
           'with srun so that the step variables are consistent' %
-          (variables.num_tasks_var, num_tasks, counts, sum(counts)))
+          (variables.num_tasks_var, num_tasks, counts_source, sum(counts)))
   if len(set(nodes)) != len(nodes):
     raise ValueError('%s=%r names a node twice' %
                      (variables.nodelist_var, environ[variables.nodelist_var]))
   nodes, counts, runs, node_components = _layout(environ, nodes, counts,
                                                  expand, variables.is_batch)
   if node_components is None:
-    rank = _positive_int('SLURM_PROCID', environ['SLURM_PROCID'], minimum=0)
+    rank = parse_int('SLURM_PROCID', environ['SLURM_PROCID'], 0,
+                     MAX_TASKS - 1)
   else:
     rank = _het_task_index(environ, nodes, counts)
   if rank >= sum(counts):
@@ -637,9 +795,9 @@ def read_step(environ,
       counts_source=counts_source,
       reserved_ports=reserved_ports,
       job_step=tuple(
-          _positive_int(name, environ.get(name, '0'), minimum=0)
+          parse_int(name, environ.get(name, '0'), 0, _MAX_ID)
           for name in ('SLURM_JOB_ID', 'SLURM_STEP_ID')))
-  _check_against_task(environ, step, variables.is_batch)
+  _check_against_task(environ, step, variables)
   return step
 
 
@@ -661,15 +819,20 @@ def block_step(configuration, rank, gpus):
     A `SlurmStep`.
 
   Raises:
-    ValueError: If a count is not an integer >= 1.
+    ValueError: If a count is not an integer in 1..MAX_TASKS_PER_NODE, or
+      there are more than MAX_TASKS tasks.
     RuntimeError: If `rank` is not one of the step's ranks.
   """
   source = 'the task configuration'
   for node, count in configuration.items():
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-      raise ValueError('%s: node %r has %r tasks; expected an integer >= 1' %
-                       (source, node, count))
+    if (isinstance(count, bool) or not isinstance(count, int) or
+        not 1 <= count <= MAX_TASKS_PER_NODE):
+      raise ValueError('%s: node %r has %r tasks; expected an integer in '
+                       '1..%d' % (source, node, count, MAX_TASKS_PER_NODE))
   counts = tuple(configuration.values())
+  if sum(counts) > MAX_TASKS:
+    raise ValueError('%s: %d tasks in all; expected at most %d' %
+                     (source, sum(counts), MAX_TASKS))
   if (isinstance(rank, bool) or not isinstance(rank, int) or
       not 0 <= rank < sum(counts)):
     raise RuntimeError('Rank %r is not one of the %d tasks of %s' %
