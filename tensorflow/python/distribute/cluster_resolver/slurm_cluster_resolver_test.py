@@ -1360,10 +1360,94 @@ class BadInputTest(slurm_test_util.ResolverTestCase):
        ValueError, r"hostlist_expansion='shell'"),
       ('_hostlist_expansion_empty', {'hostlist_expansion': ''}, ValueError,
        r"hostlist_expansion=''"),
+      ('_gpus_per_node_above_maximum', {'gpus_per_node': 10**12}, ValueError,
+       r'gpus_per_node=1000000000000: expected None or an integer in '
+       r'0..1024'),
+      ('_gpus_per_task_above_maximum', {'gpus_per_task': 10**12}, ValueError,
+       r'gpus_per_task=1000000000000: expected None or an integer in '
+       r'0..1024'),
+      ('_tasks_per_node_above_maximum', {'tasks_per_node': 10**9},
+       ValueError, r'tasks_per_node=1000000000: expected None or an integer '
+       r'in 1..65533'),
+      ('_tasks_per_node_dict_host_not_a_string', {
+          'tasks_per_node': {'n1': 2, 2: 2}
+      }, ValueError, r'tasks_per_node: host 2 is not a string'),
+      ('_job_count_above_maximum', {'jobs': {'worker': 10**12}}, ValueError,
+       r"jobs\['worker'\]=1000000000000: expected an integer in"),
+      ('_rpc_layer_not_a_string', {'rpc_layer': 5}, ValueError,
+       r'rpc_layer=5: expected a string or None'),
+      ('_auto_set_gpu_string', {'auto_set_gpu': 'no'}, ValueError,
+       r"auto_set_gpu='no': expected True or False"),
   )
   def testBadArgument(self, kwargs, error, regex):
     self.use_env(self.base_env)
     self.assertResolverFails(error, regex, **kwargs)
+
+  def testHugeGpusPerNodeWithoutGpuVariablesBuildsNoDeviceList(self):
+    # Refused before a device name is made for each of 10**12 GPUs.
+    self.use_env(slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0))
+    self.assertResolverFails(ValueError, r'gpus_per_node=1000000000000',
+                             gpus_per_node=10**12)
+
+  def testRepeatedReservedPortsAreValueErrorNamingTheVariable(self):
+    self.use_env(dict(self.base_env,
+                      SLURM_STEP_RESV_PORTS='12000,12000,12000,12000'))
+    self.assertResolverFails(
+        ValueError, r"SLURM_STEP_RESV_PORTS='12000,12000,12000,12000': ports "
+        r'\[12000\] are repeated', port_base='reserved')
+
+  def testHostsThatAreTheSameAsTextAreValueError(self):
+
+    class SameText(SlurmClusterResolver):
+
+      def _resolve_task_configuration(self):
+        return {1: 1, '1': 1}
+
+      def _resolve_own_rank(self):
+        return 0
+
+      def _resolve_num_tasks(self):
+        return 2
+
+    self.use_env(self.base_env)
+    with self.assertRaisesRegex(
+        ValueError, r"The step's hosts \[1, '1'\] \(the task configuration\) "
+        r'include names that are the same as text'):
+      SameText(gpus_per_node=0)
+
+  def testHostfileOfRandomBytesIsValueErrorNamingIt(self):
+    hostfile = self.create_tempfile(content=bytes(range(256)),
+                                    mode='wb').full_path
+    self.use_env(dict(self.base_env, SLURM_DISTRIBUTION='arbitrary',
+                      SLURM_HOSTFILE=hostfile))
+    self.assertResolverFails(
+        ValueError, r'SLURM_HOSTFILE=%r: not UTF-8 text' % hostfile)
+
+  def testHostfileThatIsAFifoIsValueError(self):
+    fifo = os.path.join(self.create_tempdir().full_path, 'fifo')
+    os.mkfifo(fifo)
+    self.use_env(dict(self.base_env, SLURM_DISTRIBUTION='arbitrary',
+                      SLURM_HOSTFILE=fifo))
+    self.assertResolverFails(
+        ValueError, r'SLURM_HOSTFILE=%r: not a regular file' % fifo)
+
+  @parameterized.named_parameters(
+      ('_unknown_job', {'task_type': 'ps'},
+       r"task_type='ps': no such job; the jobs are \['worker'\]"),
+      ('_task_past_the_job', {'task_id': 4},
+       r"task_id=4: job 'worker' has 4 tasks"),
+      ('_task_type_not_a_string', {'task_type': ['worker']},
+       r"task_type=\['worker'\]: expected a string"),
+      ('_task_id_negative', {'task_id': -1}, r'task_id=-1: expected None or'),
+      ('_task_id_string', {'task_id': '1'}, r"task_id='1': expected None or"),
+      ('_rpc_layer_not_a_string', {'rpc_layer': 1},
+       r'rpc_layer=1: expected a string'),
+  )
+  def testBadMasterArgumentIsValueErrorNamingIt(self, kwargs, regex):
+    self.use_env(self.base_env)
+    resolver = SlurmClusterResolver(auto_set_gpu=False)
+    with self.assertRaisesRegex(ValueError, regex):
+      resolver.master(**kwargs)
 
 
 class HeterogeneousJobsTest(slurm_test_util.ResolverTestCase):

@@ -282,6 +282,31 @@ class ExplainCommandTest(slurm_test_util.ResolverTestCase):
     self.assertEqual(2, raised.exception.code)
     self.assertIn('--port-base', err.getvalue())
 
+  @parameterized.named_parameters(
+      ('_port_base', ['--port-base', '\u0663']),
+      ('_jobs_count', ['--jobs', 'worker=\u00b2']),
+  )
+  def testNonAsciiDigitsAreAUsageError(self, argv):
+    with mock.patch.object(sys, 'stderr', io.StringIO()) as err:
+      with self.assertRaises(SystemExit) as raised:
+        slurm_explain.main(argv, environ=slurm_test_util.cyclic_env(1),
+                           out=io.StringIO())
+    self.assertEqual(2, raised.exception.code)
+    self.assertIn(argv[0], err.getvalue())
+
+  def testHostfileThatIsAFifoIsExitStatus1NamingIt(self):
+    fifo = os.path.join(self.create_tempdir().full_path, 'fifo')
+    os.mkfifo(fifo)
+    env = slurm_test_util.step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', 0,
+                                   node_ids='n1 n2',
+                                   SLURM_DISTRIBUTION='arbitrary',
+                                   SLURM_HOSTFILE=fifo)
+    status, out, err = self.explain([], env)
+    self.assertEqual(1, status)
+    self.assertEqual('', out)
+    self.assertEqual('error: SLURM_HOSTFILE=%r: not a regular file\n' % fifo,
+                     err)
+
 
   def testExplainShowsTheSharedGpusTheResolverSets(self):
     env = slurm_test_util.step_env('n1',

@@ -14,6 +14,10 @@
 # ==============================================================================
 """Tests for the model of a Slurm job step."""
 
+import os
+import re
+import signal
+
 from absl.testing import absltest
 from absl.testing import parameterized
 
@@ -84,6 +88,194 @@ class ReadStepTest(parameterized.TestCase):
         slurm_test_util.cyclic_env(1,
                                    SLURM_STEP_RESV_PORTS='12000-12002,12005'))
     self.assertEqual((12000, 12001, 12002, 12005), step.reserved_ports)
+
+  @parameterized.named_parameters(('_listed', '12000,12000,12000,12000'),
+                                  ('_overlapping_ranges', '12000-12003,12002'))
+  def testRepeatedReservedPortsAreValueErrorNamingTheVariable(self, value):
+    env = slurm_test_util.cyclic_env(1, SLURM_STEP_RESV_PORTS=value)
+    with self.assertRaisesRegex(
+        ValueError, r"SLURM_STEP_RESV_PORTS='%s': .*repeated" % value):
+      slurm_step.read_step(env)
+
+  def testMoreReservedPortsThanExistAreRefusedBeforeListingThem(self):
+    env = slurm_test_util.cyclic_env(
+        1, SLURM_STEP_RESV_PORTS=','.join(['1-65535'] * 1000))
+    with self.assertRaisesRegex(ValueError,
+                                r'SLURM_STEP_RESV_PORTS=.*more than 65535'):
+      slurm_step.read_step(env)
+
+
+class StrictVariableTest(parameterized.TestCase):
+  """Every variable is parsed strictly, within bounds, naming itself."""
+
+  def assertReadFails(self, error, regex, env, tasks_per_node=None):
+    with self.assertRaisesRegex(error, regex):
+      slurm_step.read_step(env, tasks_per_node)
+
+  def testPlaneSizeInTheDistributionIsBlamedOnTheDistribution(self):
+    env = slurm_test_util.step_env('n1', '2', 'n1 n1', 0,
+                                   SLURM_DISTRIBUTION='plane=0')
+    with self.assertRaisesRegex(ValueError,
+                                r"^SLURM_DISTRIBUTION='plane=0': plane size"
+                                ) as raised:
+      slurm_step.read_step(env)
+    self.assertNotIn('SLURM_DIST_PLANESIZE', str(raised.exception))
+
+  def testPlaneSizeInTheDistributionIsUsed(self):
+    env = slurm_test_util.step_env('n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1', 4,
+                                   SLURM_DISTRIBUTION='plane=2')
+    self.assertEqual([2, 3], slurm_step.read_step(env).node_ranks(1))
+
+  def testRankContradictingTheLayoutNamesTheRankAndTheLayout(self):
+    env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
+                                   SLURM_PROCID='1')
+    self.assertReadFails(
+        RuntimeError, r"SLURM_PROCID='1' is task 1 of 2, which the layout "
+        r"\(SLURM_STEP_NODELIST='n\[1-2\]', SLURM_STEP_TASKS_PER_NODE='1,1', "
+        r"SLURM_DISTRIBUTION=None\) puts on node 'n2'.*SLURMD_NODENAME: Slurm "
+        r"says 'n1'", env)
+
+  def testNumTasksDisagreeingWithTasksPerNodeNamesBoth(self):
+    env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
+                                   SLURM_STEP_NUM_TASKS='3')
+    self.assertReadFails(
+        RuntimeError, r"SLURM_STEP_NUM_TASKS=3 but the tasks per node "
+        r"\(SLURM_STEP_TASKS_PER_NODE='1,1'\) add up to 2", env)
+
+  @parameterized.named_parameters(
+      ('_procid_of_5000_digits', 'SLURM_PROCID', '9' * 5000),
+      ('_procid_above_max_tasks', 'SLURM_PROCID', str(slurm_step.MAX_TASKS)),
+      ('_num_tasks_zero', 'SLURM_STEP_NUM_TASKS', '0'),
+      ('_num_tasks_above_max_tasks', 'SLURM_STEP_NUM_TASKS',
+       str(slurm_step.MAX_TASKS + 1)),
+      ('_job_id_above_32_bits', 'SLURM_JOB_ID', str(2**32)),
+      ('_step_id_signed', 'SLURM_STEP_ID', '+0'),
+      ('_gpus_on_node_above_max', 'SLURM_GPUS_ON_NODE',
+       str(slurm_step.MAX_GPUS_PER_NODE + 1)),
+  )
+  def testIntegerOutOfRangeIsValueErrorNamingTheVariable(self, name, value):
+    env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
+                                   **{name: value})
+    self.assertReadFails(
+        ValueError, '^%s: expected an integer in ' % re.escape(
+            '%s=%r' % (name, value)), env)
+
+  def testTasksOnANodeAboveTheMaximumAreValueError(self):
+    env = slurm_test_util.step_env('n1', '70000', 'n1', 0,
+                                   SLURM_STEP_NUM_TASKS=None)
+    self.assertReadFails(
+        ValueError, r"SLURM_STEP_TASKS_PER_NODE='70000': node 'n1' has 70000 "
+        r'tasks; expected an integer in 1..65533', env)
+
+  def testStepOfMoreTasksThanTheMaximumIsValueError(self):
+    env = slurm_test_util.step_env('n[1-20]', '60000(x20)', 'n1', 0,
+                                   node_ids=' '.join('n%d' % i
+                                                     for i in range(1, 21)),
+                                   SLURM_STEP_NUM_TASKS=None)
+    self.assertReadFails(ValueError, r"SLURM_STEP_TASKS_PER_NODE='60000\(x20\)"
+                         r"': 1200000 tasks in all; expected at most", env)
+
+  def testHetSizeAboveTheNodeCountIsValueError(self):
+    env = slurm_test_util.het_gpu_env(1, SLURM_HET_SIZE='4',
+                                      SLURM_PACK_SIZE='4')
+    self.assertReadFails(ValueError,
+                         r"SLURM_HET_SIZE='4': expected an integer in 1..3",
+                         env)
+
+  @parameterized.named_parameters(('_space_inside', '0,1 2'),
+                                  ('_control_character', '0,\x01'),
+                                  ('_semicolon', '0;1'))
+  def testGpuIdThatIsNoIndexNorUuidIsValueError(self, value):
+    with self.assertRaisesRegex(ValueError,
+                                r'CUDA_VISIBLE_DEVICES=.*device ids'):
+      slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': value})
+
+  def testGpuUuidsAreIds(self):
+    value = 'GPU-5c0b9c4e-4bd7-9a8c-1b1e,MIG-GPU-8d1e7a0f/1/0'
+    self.assertEqual(tuple(value.split(',')),
+                     slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES':
+                                           value}).visible)
+
+  def testMoreGpuIdsThanANodeCanHaveAreValueError(self):
+    value = ','.join(map(str, range(slurm_step.MAX_GPUS_PER_NODE + 1)))
+    with self.assertRaisesRegex(ValueError,
+                                r'CUDA_VISIBLE_DEVICES=.*more than 1024'):
+      slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': value})
+
+  def testGpuTotalOfNonAsciiDigitsIsValueErrorNamingTheVariable(self):
+    with self.assertRaisesRegex(ValueError, r"SLURM_GPUS='\u00b2'"):
+      slurm_step.read_gpus({'SLURM_GPUS': '\u00b2'})
+
+  def testTasksPerNodeHostThatIsNoStringIsValueError(self):
+    env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0)
+    self.assertReadFails(ValueError, r'tasks_per_node: host 1 is not a string',
+                         env, {1: 1, 'n2': 1})
+
+
+class HostfileTest(parameterized.TestCase):
+  """SLURM_HOSTFILE is read as a bounded regular file of text, or refused."""
+
+  def read_with(self, path):
+    """Reads rank 0 of `srun -n5 -m arbitrary` with SLURM_HOSTFILE=path."""
+    # A hang fails the test instead of blocking it.
+    signal.signal(signal.SIGALRM, _fail_on_alarm)
+    signal.alarm(10)
+    try:
+      return slurm_step.read_step(
+          slurm_test_util.step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', 0,
+                                   node_ids='n1 n2',
+                                   SLURM_DISTRIBUTION='arbitrary',
+                                   SLURM_HOSTFILE=path))
+    finally:
+      signal.alarm(0)
+
+  def assertRefused(self, path, regex):
+    with self.assertRaisesRegex(ValueError,
+                                r'^SLURM_HOSTFILE=%r: %s' % (path, regex)):
+      self.read_with(path)
+
+  def testRandomBytesAreValueErrorNamingTheVariableAndPath(self):
+    path = self.create_tempfile(content=bytes(range(256)) * 4,
+                                mode='wb').full_path
+    self.assertRefused(path, r'not UTF-8 text \(byte 128\)')
+
+  def testFifoWithoutWriterIsRefusedWithoutBlocking(self):
+    path = os.path.join(self.create_tempdir().full_path, 'fifo')
+    os.mkfifo(path)
+    self.assertRefused(path, 'not a regular file')
+
+  def testDeviceIsRefusedWithoutBeingRead(self):
+    self.assertRefused('/dev/zero', 'not a regular file')
+
+  def testDirectoryIsRefused(self):
+    self.assertRefused(self.create_tempdir().full_path, 'not a regular file')
+
+  def testFileLargerThanTheStepNeedsIsRefused(self):
+    path = self.create_tempfile(content='n1\n' * 1000000).full_path
+    self.assertRefused(path, r'larger than \d+ bytes, the most a hostfile of '
+                       r'5 tasks needs')
+
+  def testSymlinkToTheHostfileIsFollowed(self):
+    target = self.create_tempfile(content='n2\nn1\nn2\nn1\nn1\n').full_path
+    link = os.path.join(self.create_tempdir().full_path, 'hostfile')
+    os.symlink(target, link)
+    self.assertEqual([1, 3, 4], self.read_with(link).node_ranks(0))
+
+  def testSymlinkToADeviceIsRefused(self):
+    link = os.path.join(self.create_tempdir().full_path, 'hostfile')
+    os.symlink('/dev/zero', link)
+    self.assertRefused(link, 'not a regular file')
+
+  def testLinesBeyondTheStepsTasksAreNotExpanded(self):
+    # Slurm reads a line per task; a huge hostlist after them is not read.
+    path = self.create_tempfile(
+        content='n2\nn1\nn2\nn1\nn1\nn[1-1000000000]\n').full_path
+    self.assertEqual(5, self.read_with(path).num_tasks)
+
+
+def _fail_on_alarm(signum, frame):
+  del signum, frame
+  raise AssertionError('reading SLURM_HOSTFILE blocked')
 
 
 class ReadGpusTest(parameterized.TestCase):
@@ -163,6 +355,10 @@ class BlockStepTest(absltest.TestCase):
   def testCountBelowOneIsValueErrorNamingTheHost(self):
     with self.assertRaisesRegex(ValueError, r"node 'a' has 0 tasks"):
       slurm_step.block_step({'a': 0, 'b': 1}, 0, slurm_step.SlurmGpus())
+
+  def testCountAboveTheMaximumIsValueErrorNamingTheHost(self):
+    with self.assertRaisesRegex(ValueError, r"node 'a' has 100000 tasks"):
+      slurm_step.block_step({'a': 100000}, 0, slurm_step.SlurmGpus())
 
 
 if __name__ == '__main__':
