@@ -223,6 +223,11 @@ def _block(counts):
   return Runs(firsts, range(len(counts)), (0,) * len(counts), tuple(counts))
 
 
+def _node_level(distribution):
+  """The node level of `SLURM_DISTRIBUTION` (e.g. 'cyclic' of 'cyclic:block')."""
+  return (distribution or '').split(',')[0].split(':')[0].strip().lower()
+
+
 def _parse_distribution(distribution, plane_size):
   """Returns ('block'|'cyclic'|'plane'|'arbitrary', chunk) for nodes.
 
@@ -233,7 +238,7 @@ def _parse_distribution(distribution, plane_size):
   """
   if not distribution:
     return 'block', 1
-  node_level = distribution.split(',')[0].split(':')[0].strip().lower()
+  node_level = _node_level(distribution)
   if node_level in ('block', '*', 'unknown'):
     return 'block', 1
   if node_level in ('cyclic', 'arbitrary'):
@@ -458,6 +463,7 @@ def _het_components(environ, nodes, expand):
   # Components share no node: there are at most as many as nodes.
   size = parse_int(size_var, environ[size_var], 1, len(nodes))
   component_of = {}
+  read = []
   for component in range(size):
     names = ['SLURM_JOB_NODELIST_%s_%d' % (kind, component)
              for kind in ('HET_GROUP', 'PACK_GROUP')]
@@ -467,13 +473,16 @@ def _het_components(environ, nodes, expand):
                          'heterogeneous step (%s=%d): the nodes of component '
                          '%d are unknown' %
                          (names[0], names[1], size_var, size, component))
+    read.append('%s=%r' % (name, environ[name]))
     for node in _parse_variable(name, environ[name], expand):
       component_of.setdefault(node, component)
   missing = [node for node in nodes if node not in component_of]
   if missing:
-    raise RuntimeError('Nodes %s of the heterogeneous step are in no '
-                       'component\'s SLURM_JOB_NODELIST_HET_GROUP_<n>' %
-                       missing)
+    raise RuntimeError(
+        'Nodes %s of the heterogeneous step (SLURM_STEP_NODELIST=%r) are in '
+        'none of its components\' node lists (%s)' %
+        (abbreviate(missing), environ.get('SLURM_STEP_NODELIST'),
+         ', '.join(read)))
   return [component_of[node] for node in nodes]
 
 
@@ -494,8 +503,8 @@ def _het_task_index(environ, nodes, counts):
   local = parse_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'), 0,
                     MAX_TASKS_PER_NODE - 1)
   if local >= counts[node]:
-    raise RuntimeError('SLURM_LOCALID=%d but node %r runs %d tasks of the step'
-                       % (local, name, counts[node]))
+    raise RuntimeError('SLURM_LOCALID=%d but SLURMD_NODENAME=%r runs %d tasks '
+                       'of the step' % (local, name, counts[node]))
   return sum(counts[:node]) + local
 
 
@@ -618,14 +627,18 @@ def _check_against_task(environ, step, variables):
           step.task_index)
     else:
       who = 'SLURM_PROCID=%r' % environ.get('SLURM_PROCID')
+    distribution = environ.get('SLURM_DISTRIBUTION')
+    layout = ['%s=%r' % (variables.nodelist_var,
+                         environ.get(variables.nodelist_var)),
+              step.counts_source, 'SLURM_DISTRIBUTION=%r' % distribution]
+    if _node_level(distribution) == 'arbitrary':
+      layout.append('SLURM_HOSTFILE=%r' % environ.get('SLURM_HOSTFILE'))
     raise RuntimeError(
         'The task layout derived from the Slurm environment does not match '
-        'this task: %s is task %d of %d, which the layout (%s=%r, %s, '
-        'SLURM_DISTRIBUTION=%r) puts on node %r as its local task %d; but %s'
-        % (who, step.task_index, step.num_tasks, variables.nodelist_var,
-           environ.get(variables.nodelist_var), step.counts_source,
-           environ.get('SLURM_DISTRIBUTION'),
-           step.nodes[node], local, '; '.join(mismatches)))
+        'this task: %s is task %d of %d, which the layout (%s) puts on node '
+        '%r as its local task %d; but %s' %
+        (who, step.task_index, step.num_tasks, ', '.join(layout),
+         step.nodes[node], local, '; '.join(mismatches)))
 
 
 def _gpu_ids(name, value):
