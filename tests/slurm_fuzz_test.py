@@ -108,6 +108,8 @@ _READ_VARIABLES = (
     'SLURM_STEP_RESV_PORTS', 'SLURM_JOB_ID', 'SLURM_STEP_ID')
 _GPU_VARIABLES = ('CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL',
                   'SLURM_STEP_GPUS', 'SLURM_JOB_GPUS')
+# Those of them that say on their own which GPUs a task has.
+_GPU_LISTS = ('CUDA_VISIBLE_DEVICES', 'SLURM_STEP_GPUS', 'SLURM_JOB_GPUS')
 # A changed variable may make the resolver read another in its place: an
 # error may then name that one.
 _FALLBACKS = {
@@ -289,7 +291,7 @@ def _apply(env, mutations):
     # The recorded path, as fixture_layouts_test.py supplies it.
     env['SLURM_HOSTFILE'] = _FILES['good']
   for kind, name, value in mutations:
-    if kind == 'hostfile' and 'SLURM_DISTRIBUTION' not in env:
+    if kind == 'hostfile':
       env['SLURM_DISTRIBUTION'] = 'arbitrary'
     if value is None:
       env.pop(name, None)
@@ -375,7 +377,8 @@ class SlurmFuzzTest(absltest.TestCase):
       given = set()
       for name in _GPU_VARIABLES:
         given.update(env.get(name, '').split(','))
-      if not any(name in env for name in _GPU_VARIABLES):
+      if not any(name in env for name in _GPU_LISTS):
+        # GPU_DEVICE_ORDINAL counts only beside CUDA_VISIBLE_DEVICES.
         given = {str(i) for i in range(kwargs['gpus_per_node'])}
       self.assertContainsSubset(gpus, given)
       self.assertEqual({'GPU': len(gpus)}, resolver.num_accelerators())
@@ -387,9 +390,11 @@ class SlurmFuzzTest(absltest.TestCase):
     step, changed, ranks, mutations, kwargs = case
     envs = _STEPS[step]
     blamed = set(kwargs)
-    for _, name, _ in mutations:
+    for kind, name, _ in mutations:
       blamed.add(name)
       blamed.update(_FALLBACKS.get(name, ()))
+      if kind == 'hostfile':
+        blamed.add('SLURM_DISTRIBUTION')
     specs = []
     for rank in ranks:
       env = _apply(envs[rank], mutations if rank in changed else [])

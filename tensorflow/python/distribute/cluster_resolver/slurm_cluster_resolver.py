@@ -215,8 +215,9 @@ def _check_addresses_distinct(step, ports, port_base):
   """Checks that no two tasks of the step get the same address.
 
   Tasks on one node differ in their ports, tasks on different nodes in their
-  host names: this costs O(nodes + busiest node's tasks), not a set of every
-  address.
+  host names, which `slurm_step.read_step` and `slurm_step.block_step`
+  check distinct (as the text of an address): this checks the ports, in
+  O(busiest node's tasks), not a set of every address.
 
   Args:
     step: The `_SlurmStep`.
@@ -224,7 +225,7 @@ def _check_addresses_distinct(step, ports, port_base):
     port_base: Where the ports came from, for the error.
 
   Raises:
-    ValueError: Naming the source of the repeated ports or host names.
+    ValueError: Naming the source of the repeated ports.
   """
   if len(set(ports)) != len(ports):
     raise ValueError(
@@ -232,12 +233,6 @@ def _check_addresses_distinct(step, ports, port_base):
         'the same%s' % (port_base, slurm_step.abbreviate(ports),
                         ' (SLURM_STEP_RESV_PORTS)' if port_base == 'reserved'
                         else ''))
-  hosts = set(map(str, step.nodes))
-  if len(hosts) != len(step.nodes):
-    raise ValueError(
-        'The step\'s hosts %s (%s) include names that are the same as text: '
-        'their tasks would share addresses' %
-        (slurm_step.abbreviate(step.nodes), step.counts_source))
 
 
 def _addresses(step, ports):

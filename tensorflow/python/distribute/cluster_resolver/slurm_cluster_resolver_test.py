@@ -1411,8 +1411,8 @@ class BadInputTest(slurm_test_util.ResolverTestCase):
 
     self.use_env(self.base_env)
     with self.assertRaisesRegex(
-        ValueError, r"The step's hosts \[1, '1'\] \(the task configuration\) "
-        r'include names that are the same as text'):
+        ValueError, r"the task configuration: hosts \[1, '1'\] include names "
+        r'that are the same as text'):
       SameText(gpus_per_node=0)
 
   def testHostfileOfRandomBytesIsValueErrorNamingIt(self):

@@ -480,9 +480,9 @@ def _het_components(environ, nodes, expand):
   if missing:
     raise RuntimeError(
         'Nodes %s of the heterogeneous step (SLURM_STEP_NODELIST=%r) are in '
-        'none of its components\' node lists (%s)' %
-        (abbreviate(missing), environ.get('SLURM_STEP_NODELIST'),
-         ', '.join(read)))
+        'none of its components\' node lists (%s=%d: %s)' %
+        (abbreviate(missing), environ.get('SLURM_STEP_NODELIST'), size_var,
+         size, ', '.join(read)))
   return [component_of[node] for node in nodes]
 
 
@@ -633,6 +633,9 @@ def _check_against_task(environ, step, variables):
               step.counts_source, 'SLURM_DISTRIBUTION=%r' % distribution]
     if _node_level(distribution) == 'arbitrary':
       layout.append('SLURM_HOSTFILE=%r' % environ.get('SLURM_HOSTFILE'))
+    if _node_level(distribution) == 'plane':
+      layout.append('SLURM_DIST_PLANESIZE=%r' %
+                    environ.get('SLURM_DIST_PLANESIZE'))
     raise RuntimeError(
         'The task layout derived from the Slurm environment does not match '
         'this task: %s is task %d of %d, which the layout (%s) puts on node '
@@ -832,8 +835,8 @@ def block_step(configuration, rank, gpus):
     A `SlurmStep`.
 
   Raises:
-    ValueError: If a count is not an integer in 1..MAX_TASKS_PER_NODE, or
-      there are more than MAX_TASKS tasks.
+    ValueError: If a count is not an integer in 1..MAX_TASKS_PER_NODE,
+      there are more than MAX_TASKS tasks, or two hosts are the same text.
     RuntimeError: If `rank` is not one of the step's ranks.
   """
   source = 'the task configuration'
@@ -846,6 +849,12 @@ def block_step(configuration, rank, gpus):
   if sum(counts) > MAX_TASKS:
     raise ValueError('%s: %d tasks in all; expected at most %d' %
                      (source, sum(counts), MAX_TASKS))
+  # Addresses are written with str(host): hosts of other types than str may
+  # write the same.
+  if len(set(map(str, configuration))) != len(configuration):
+    raise ValueError(
+        '%s: hosts %s include names that are the same as text: their tasks '
+        'would share addresses' % (source, abbreviate(list(configuration))))
   if (isinstance(rank, bool) or not isinstance(rank, int) or
       not 0 <= rank < sum(counts)):
     raise RuntimeError('Rank %r is not one of the %d tasks of %s' %

@@ -206,6 +206,39 @@ class StrictVariableTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, r"SLURM_GPUS='\u00b2'"):
       slurm_step.read_gpus({'SLURM_GPUS': '\u00b2'})
 
+  def testHetNodesInNoComponentNameTheSizeAndTheComponentsLists(self):
+    env = slurm_test_util.het_gpu_env(1, SLURM_HET_SIZE='1',
+                                      SLURM_PACK_SIZE='1')
+    self.assertReadFails(
+        RuntimeError, r"Nodes \['n2', 'n3'\] of the heterogeneous step "
+        r"\(SLURM_STEP_NODELIST='n\[1-3\]'\) are in none of its components' "
+        r"node lists \(SLURM_HET_SIZE=1: SLURM_JOB_NODELIST_PACK_GROUP_0='n1'"
+        r'\)', env)
+
+  def testHetLocalIdBeyondTheNodesTasksNamesTheNode(self):
+    env = slurm_test_util.het_gpu_env(1, SLURM_LOCALID='5')
+    self.assertReadFails(
+        RuntimeError, r"SLURM_LOCALID=5 but SLURMD_NODENAME='n2' runs 2 tasks",
+        env)
+
+  def testArbitraryLayoutMismatchNamesTheHostfile(self):
+    hostfile = self.create_tempfile(content='n1\nn2\nn2\nn1\nn1\n').full_path
+    env = slurm_test_util.step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', 0,
+                                   node_ids='n1 n2',
+                                   SLURM_DISTRIBUTION='arbitrary',
+                                   SLURM_HOSTFILE=hostfile)
+    self.assertReadFails(
+        RuntimeError, r"SLURM_DISTRIBUTION='arbitrary', SLURM_HOSTFILE=%r\) "
+        r"puts on node 'n1'" % hostfile, env)
+
+  def testPlaneLayoutMismatchNamesThePlaneSize(self):
+    env = slurm_test_util.step_env('n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1', 4,
+                                   SLURM_DISTRIBUTION='plane',
+                                   SLURM_DIST_PLANESIZE='4')
+    self.assertReadFails(
+        RuntimeError, r"SLURM_DISTRIBUTION='plane', SLURM_DIST_PLANESIZE='4'\) "
+        r"puts on node 'n2'", env)
+
   def testTasksPerNodeHostThatIsNoStringIsValueError(self):
     env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0)
     self.assertReadFails(ValueError, r'tasks_per_node: host 1 is not a string',
@@ -355,6 +388,11 @@ class BlockStepTest(absltest.TestCase):
   def testCountBelowOneIsValueErrorNamingTheHost(self):
     with self.assertRaisesRegex(ValueError, r"node 'a' has 0 tasks"):
       slurm_step.block_step({'a': 0, 'b': 1}, 0, slurm_step.SlurmGpus())
+
+  def testHostsThatAreTheSameTextAreValueError(self):
+    with self.assertRaisesRegex(ValueError, r"hosts \[1, '1'\] include names "
+                                r'that are the same as text'):
+      slurm_step.block_step({1: 1, '1': 1}, 0, slurm_step.SlurmGpus())
 
   def testCountAboveTheMaximumIsValueErrorNamingTheHost(self):
     with self.assertRaisesRegex(ValueError, r"node 'a' has 100000 tasks"):
