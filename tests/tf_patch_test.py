@@ -319,6 +319,10 @@ class TfPatchTest(absltest.TestCase):
             '    *   With details.\n' + ''.join(fixes))
     self.assertEqual(self.read(tree, mtp.RELEASE_NOTES), expected)
     self.assertNotIn('<!--', self.read(tree, mtp.RELEASE_NOTES))
+    # Made again against the patched tree, the patch changes nothing.
+    base, description = mtp.tree_base(tree, _RELEASE)
+    again, _ = _make_patch(base, description)
+    self.assertNotIn('diff --git', again)
 
   def testReleaseNoteAddsMissingSubsections(self):
     note = ('<!-- not carried -->\n\n## Behavioral changes\n\n*   B.\n\n'

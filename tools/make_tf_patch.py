@@ -18,12 +18,13 @@ tensorflow/python/distribute/cluster_resolver/:
     `slurm_cluster_resolver_py` and `slurm_cluster_resolver_py_test` (the
     tree's rule kinds, attributes and labels stay; labels for imports the
     files add are added with the release's label names, labels of imports
-    they dropped are removed), and adds a target for every new file, after
-    those two, in the tree's own rule kinds: the kind of
+    they dropped are removed), and adds a target for every new file, just
+    before those two, in the tree's own rule kinds: the kind of
     `slurm_cluster_resolver_py` for libraries, that of its test for tests,
-    and the matching binary kind (`py_strict_binary`, loaded from the .bzl
-    file that gives `py_strict_library`, for TensorFlow 2.21); their deps are
-    computed from their imports the same way (TARGETS);
+    and the matching binary kind (for TensorFlow 2.21 `py_strict_binary`,
+    added to the load of the .bzl file that gives `py_strict_library`: an
+    assumption, which the patch's notes state); their deps are computed from
+    their imports the same way (TARGETS);
   - replaces README_Slurm.md (the resolver's user doc) with this
     repository's;
 and, elsewhere in the tree:
@@ -51,8 +52,8 @@ The same pip-built tree, `pip_tree_files()`, is what the check
 (tests/tf_patch_test.py, or `--check`) applies the patch to, with `git
 apply` and with `patch -p1`; it then runs every carried test file
 (slurm_*_test.py) of the patched tree in a Python that serves `tensorflow.*`
-from that tree over pip TensorFlow and nothing of this repository
-(`run_carried_tests`).
+from that tree over pip TensorFlow, with nothing of this repository on its
+import path (`run_carried_tests`).
 """
 
 import argparse
@@ -94,8 +95,8 @@ TEST_TARGET = 'slurm_cluster_resolver_py_test'
 
 # The Bazel targets of the package's Slurm files, in the order they are
 # added. `role` is 'library', 'test_library' (testonly), 'binary' or 'test';
-# a tree that lacks a target gets it after LIBRARY_TARGET (libraries and the
-# binary) or after TEST_TARGET (test helpers and tests).
+# a tree that lacks a target gets it just before LIBRARY_TARGET (libraries
+# and the binary) or before TEST_TARGET (test helpers and tests).
 Target = collections.namedtuple('Target', ['name', 'role', 'src'])
 
 TARGETS = (
@@ -742,7 +743,7 @@ def _insertion_body(lines, first, last, block, inserted):
   following = rest_old[sum(1 for mark, _ in rest if mark != '+'):]
   following += lines[last + 1:]
   body += rest + ([(' ', following[0])] if first and following else [])
-  return body, first - 1 if first else first
+  return body, max(first - 1, 0)
 
 
 def _build_diff(build, imports, table, notes):
@@ -953,6 +954,9 @@ def insert_release_note(release_md, note):
   sections = release_note_sections(note)
   placed = []
   for number, (title, body) in enumerate(sections):
+    if ''.join(body) in ''.join(section):
+      placed.append('%s (already there)' % title)
+      continue
     heads = [(i, level, _title_key(t)) for i, level, t in _headings(section)
              if level > 1]
     aliases = RELEASE_SUBSECTIONS.get(title.lower(), (title.lower(),))
