@@ -758,9 +758,10 @@ def _build_diff(build, imports, table, notes):
   Targets the tree has get their deps edited; the others are added in the
   tree's rule kinds, before LIBRARY_TARGET (libraries and the binary) and
   before TEST_TARGET (test helpers and tests), and the binary kind is added
-  to the load statement that gives the library kind. Each hunk's context is
-  the edited rule and one line around it, so that the patch depends little
-  on the targets around them.
+  to the load statement that gives the library kind. Hunks that only edit
+  deps keep their context within the rule; a hunk that adds targets before
+  a rule, and one that edits a one-line load, reach one line out on each
+  side: the patch depends as little as it can on the targets around them.
   """
   lines = build.splitlines(True)
   spans = {t.name: find_rule(lines, t.name) for t in TARGETS}
@@ -781,9 +782,9 @@ def _build_diff(build, imports, table, notes):
   inserted = {LIBRARY_TARGET: [], TEST_TARGET: []}
   edits = []  # (first, last, new lines, inserted lines)
   for target in TARGETS:
-    group = 'test' if target.role in ('test', 'test_library') else 'library'
     if spans[target.name] is not None:
       continue
+    group = 'test' if target.role in ('test', 'test_library') else 'library'
     kind = kinds[target.role]
     if kind is None:
       kind = 'py_binary'
