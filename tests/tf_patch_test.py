@@ -21,11 +21,6 @@ from tools import make_tf_patch as mtp
 
 _RELEASE = mtp.RELEASES['2.21']
 _REPO = mtp.ROOT
-if not os.path.exists(os.path.join(_REPO, mtp.README)):
-  # Under Bazel, README_Slurm.md is in the runfiles only once its package's
-  # BUILD exports it (exports_files); until then, read every file from the
-  # workspace, which the runfiles link to.
-  _REPO = os.path.dirname(os.path.dirname(os.path.realpath(mtp.__file__)))
 
 # A TensorFlow tree of an older layout: other rule kinds and labels, a
 # dependency the release table does not know, and a test file of its own.
