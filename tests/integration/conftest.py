@@ -17,7 +17,8 @@ The lab runs the Slurm that SLURM_LAB_SLURM names: 22.05 (the default,
 Debian 12's packages) or 24.11 (Debian 13's, from the root that
 tools/slurm_lab/root.sh builds and caches); tools/test.sh runs the
 integration tests once with each. `SlurmLab.version` is the version the lab
-really runs (up.sh checks the clients, slurmctld and every slurmd).
+really runs (up.sh checks the clients, slurmctld and every slurmd),
+`SlurmLab.series` the one asked for.
 
 Without root (or where network namespaces cannot be made) every integration
 test is skipped with the reason; the terminal summary lists skips and
@@ -190,8 +191,9 @@ class Running:
 class SlurmLab:
   """Runs Slurm clients and steps on the lab started by up.sh."""
 
-  def __init__(self, lab_dir):
+  def __init__(self, lab_dir, series=SLURM_SERIES):
     self.lab_dir = lab_dir
+    self.series = series  # The Slurm asked for: '22.05' or '24.11'.
     self.bin = os.path.join(lab_dir, 'bin')
     self.conf = os.path.join(lab_dir, 'etc', 'slurm.conf')
     self.python = PYTHON
@@ -212,11 +214,6 @@ class SlurmLab:
     self.addresses = self._read_hosts()
     with open(os.path.join(lab_dir, 'run', 'version')) as f:
       self.version = f.read().strip()  # e.g. '24.11.5'
-
-  def version_at_least(self, major, minor):
-    """Whether the lab's Slurm is at least `major`.`minor`."""
-    return tuple(int(x) for x in self.version.split('.')[:2]) >= (major,
-                                                                  minor)
 
   def _read_hosts(self):
     """Node name -> IPv4 address, from the lab's hosts file."""
