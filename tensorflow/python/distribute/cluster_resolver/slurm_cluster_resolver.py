@@ -166,7 +166,7 @@ def _ports(step, port_base):
     ValueError: If `port_base` is malformed or a port falls outside 1..65535.
     RuntimeError: If Slurm reserved too few ports.
   """
-  needed = max(step.tasks_per_node)
+  needed = step.busiest
   if port_base == 'reserved':
     reserved = step.reserved_ports
     if step.heterogeneous:
@@ -229,7 +229,8 @@ def _addresses(step, ports):
   for first, nodes, sizes in step.turns():
     if sizes is None:
       texts = port_texts[first:first + step.chunk]
-      addresses += [hosts[node] + text for node in nodes for text in texts]
+      names = hosts if len(nodes) == len(hosts) else [hosts[i] for i in nodes]
+      addresses += [name + text for name in names for text in texts]
     else:
       addresses += [
           hosts[node] + text for node, size in zip(nodes, sizes)
@@ -289,7 +290,7 @@ def _gpu_sharers(num_gpus, num_tasks, local):
 def _busiest_node_tasks(step, node):
   """Tasks on the busiest node of the step (of `node`'s component)."""
   if not step.heterogeneous:
-    return max(step.tasks_per_node)
+    return step.busiest
   component = step.node_components[node]
   return max(count for count, other in zip(step.tasks_per_node,
                                            step.node_components)

@@ -104,6 +104,16 @@ class SlurmStep:
   def num_tasks(self):
     return sum(self.tasks_per_node)
 
+  @functools.cached_property
+  def busiest(self):
+    """The number of tasks on the busiest node."""
+    return max(self.tasks_per_node, default=0)
+
+  @functools.cached_property
+  def fewest(self):
+    """The number of tasks on the least busy node."""
+    return min(self.tasks_per_node, default=0)
+
   @property
   def heterogeneous(self):
     return self.node_components is not None
@@ -117,10 +127,9 @@ class SlurmStep:
     (every node still has that many).
     """
     counts, chunk = self.tasks_per_node, self.chunk
-    fewest = min(counts, default=0)
     nodes = range(len(counts))
-    for first in range(0, max(counts, default=0), chunk):
-      if first + chunk <= fewest:
+    for first in range(0, self.busiest, chunk):
+      if first + chunk <= self.fewest:
         yield first, nodes, None
         continue
       nodes = [node for node in nodes if counts[node] > first]
