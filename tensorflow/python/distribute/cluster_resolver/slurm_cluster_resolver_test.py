@@ -910,6 +910,35 @@ class DefaultGpuCountTest(slurm_test_util.ResolverTestCase):
     self.assertResolverFails(ValueError, r"SLURM_GPUS='four'")
 
 
+class ClusterSpecEqualityTest(slurm_test_util.ResolverTestCase):
+  """The ClusterSpec, built from its ClusterDef, is ClusterSpec(dict)'s."""
+
+  @parameterized.named_parameters(
+      ('_one_task_per_node', 'n[1-3]', '1(x3)', 'n1 n2 n3', {}, {}),
+      ('_block', 'n[1-2]', '4,1', 'n1 n1 n1 n1 n2', {}, {}),
+      ('_cyclic', 'n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
+       {'SLURM_DISTRIBUTION': 'cyclic'}, {}),
+      ('_plane', 'n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1',
+       {'SLURM_DISTRIBUTION': 'plane=2'}, {}),
+      ('_jobs', 'n[1-2]', '2(x2)', 'n1 n1 n2 n2', {},
+       {'jobs': {'chief': 1, 'ps': 1, 'worker': 2}}),
+      ('_het_jobs', 'n[1-3]', '1,2,1', 'n1 n2 n2 n3',
+       dict(slurm_test_util.het_variables('het_group', 'n1', 'n[2-3]'),
+            SLURM_DISTRIBUTION='block'), {'het_jobs': ['ps', 'worker']}),
+  )
+  def testEqualsTheClusterSpecOfItsDict(self, nodelist, tasks, rank_hosts,
+                                        more, kwargs):
+    self.use_env(
+        slurm_test_util.step_env(nodelist, tasks, rank_hosts, 1, **more))
+    spec = SlurmClusterResolver(auto_set_gpu=False, **kwargs).cluster_spec()
+    from_dict = server_lib.ClusterSpec(spec.as_dict())
+    self.assertEqual(from_dict, spec)
+    self.assertEqual(from_dict.as_dict(), spec.as_dict())
+    self.assertEqual(from_dict.as_cluster_def(), spec.as_cluster_def())
+    self.assertEqual(sorted(spec.jobs), list(spec.as_cluster_def().job[i].name
+                                             for i in range(len(spec.jobs))))
+
+
 class ApiTest(slurm_test_util.ResolverTestCase):
   """The r1.15 / TF 2.x API, with the examples of TF's tests and docs."""
 
