@@ -21,6 +21,7 @@ import subprocess
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import expand_hostlist
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import expand_tasks_per_node
@@ -1183,6 +1184,26 @@ class ScontrolTest(slurm_test_util.ResolverTestCase):
     self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
     resolver = SlurmClusterResolver(gpus_per_node=0,
                                     hostlist_expansion='scontrol')
+    self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
+
+  def testWithoutSlurmConfItFailsAtOnceWithoutRunningScontrol(self):
+    # Outside a task, scontrol without a configuration would look for a
+    # controller in DNS.
+    del os.environ['SLURM_CONF']
+    with mock.patch.object(slurm_hostlist.os.path, 'exists',
+                           return_value=False):
+      self.assertResolverFails(RuntimeError, r'SLURM_CONF is not set',
+                               gpus_per_node=0, hostlist_expansion='scontrol')
+    self.run.assert_not_called()
+
+  def testWithoutSlurmConfASiteSlurmConfIsEnough(self):
+    del os.environ['SLURM_CONF']
+    self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
+    with mock.patch.object(slurm_hostlist.os.path, 'exists',
+                           side_effect=lambda path: path ==
+                           '/etc/slurm/slurm.conf'):
+      resolver = SlurmClusterResolver(gpus_per_node=0,
+                                      hostlist_expansion='scontrol')
     self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
 
   def testScontrolIsRunWithAnArgumentListAndATimeout(self):

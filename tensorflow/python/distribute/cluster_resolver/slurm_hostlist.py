@@ -23,6 +23,7 @@ a cross-check.
 """
 
 import itertools
+import os
 import re
 import subprocess
 
@@ -56,6 +57,11 @@ _TAILS = tuple('%0*d' % (_TAIL_DIGITS, tail) for tail in range(_TAIL_BLOCK))
 _SHORT_RANGE = 16
 _TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
 _SUBPROCESS_TIMEOUT_SECS = 30
+# Where scontrol finds slurm.conf when SLURM_CONF is not set: the usual
+# install locations, and the copy slurmd keeps in configless mode. Without
+# any, scontrol looks for a controller in DNS, which can take long to fail.
+_SLURM_CONF_PATHS = ('/etc/slurm/slurm.conf', '/etc/slurm-llnl/slurm.conf',
+                     '/usr/local/etc/slurm.conf', '/run/slurm/conf/slurm.conf')
 
 
 def _split_hostlist(hostlist):
@@ -360,6 +366,14 @@ def expand_tasks_per_node(tasks_per_node):
 
 def expand_hostlist_with_scontrol(hostlist, timeout=_SUBPROCESS_TIMEOUT_SECS):
   """Expands a hostlist with `scontrol show hostnames`, as TF r1.15 did."""
+  if not os.environ.get('SLURM_CONF') and not any(
+      os.path.exists(path) for path in _SLURM_CONF_PATHS):
+    raise RuntimeError(
+        'Cannot expand hostlist %r with scontrol: SLURM_CONF is not set and '
+        'there is no slurm.conf in %s, so scontrol would look for a Slurm '
+        'controller in DNS (Slurm sets SLURM_CONF in every task; outside a '
+        "task set it, or use hostlist_expansion='builtin')" %
+        (hostlist, ', '.join(_SLURM_CONF_PATHS)))
   command = ['scontrol', 'show', 'hostnames', hostlist]
   try:
     result = subprocess.run(
@@ -380,8 +394,6 @@ def expand_hostlist_with_scontrol(hostlist, timeout=_SUBPROCESS_TIMEOUT_SECS):
     raise ValueError('Invalid hostlist %r: scontrol says %s' %
                      (hostlist, output.strip()))
   return result.stdout.split()
-
-
 
 
 def expand_hostlist_checked(hostlist):

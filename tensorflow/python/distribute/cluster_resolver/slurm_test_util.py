@@ -49,6 +49,7 @@ def step_env(nodelist, tasks_per_node, rank_hosts, rank, node_ids=None,
   nodes = node_ids.split() if node_ids else list(dict.fromkeys(hosts))
   host = hosts[rank]
   env = {
+      'SLURM_CONF': '/etc/slurm/slurm.conf',
       'SLURM_JOB_ID': '42',
       'SLURM_JOB_NODELIST': nodelist,
       'SLURM_NODELIST': nodelist,
