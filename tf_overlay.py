@@ -8,6 +8,9 @@ file; every other module falls through to pip TensorFlow. It must run before
 `tensorflow` is first imported, since TensorFlow's own start-up imports
 `cluster_resolver/slurm_cluster_resolver.py` and copies its names into
 `tf.distribute.cluster_resolver`: `sitecustomize.py` and `conftest.py` call it.
+The pip package ships a copy of this file, as `tf_slurm_resolver.tf_overlay`
+beside a copy of the `tensorflow/` tree (ROOT is then that package's folder),
+and calls it from a `.pth` file (see setup.py).
 """
 
 import importlib.abc

@@ -89,8 +89,11 @@ def main(argv):
       port_base=args.port_base)
   strategy = tf.distribute.MultiWorkerMirroredStrategy(
       cluster_resolver=resolver)
-  # How many workers the strategy itself found in the cluster.
-  workers = strategy.extended._num_workers  # pylint: disable=protected-access
+  # How many workers are in the cluster the strategy runs on (MWMS counts
+  # the chief, if any, as a worker).
+  spec = strategy.cluster_resolver.cluster_spec()
+  workers = sum(spec.num_tasks(job) for job in ('chief', 'worker')
+                if job in spec.jobs)
   global_batch_size = args.batch_size * strategy.num_replicas_in_sync
   tf.keras.utils.set_random_seed(args.seed)
   with strategy.scope():
@@ -102,8 +105,10 @@ def main(argv):
     optimizer = tf.keras.optimizers.SGD(learning_rate=0.05)
     optimizer.build(model.trainable_variables)
 
-  # A custom loop: Keras 3's Model.fit fails under this strategy (it cannot
-  # convert the distributed batches), Keras layers and optimizers work.
+  # A custom loop: Keras 3's Model.fit fails under this strategy in TF 2.21
+  # (it reduces its first distributed batch with strategy.reduce to build the
+  # model, which MultiWorkerMirroredStrategy cannot convert); Keras 3 layers
+  # and optimizers work. With tf-keras, see examples/train_keras_fit.py.
   @tf.function
   def train_step(iterator):
 
@@ -136,8 +141,7 @@ def main(argv):
       'node': os.environ.get('SLURMD_NODENAME'),
       'hostname': socket.gethostname(),
       'task': '%s:%d' % (resolver.task_type, resolver.task_id),
-      'address': resolver.cluster_spec().task_address(resolver.task_type,
-                                                      resolver.task_id),
+      'address': spec.task_address(resolver.task_type, resolver.task_id),
       'workers': workers,
       'replicas': strategy.num_replicas_in_sync,
       'gpus_from_slurm': gpus_from_slurm,

@@ -3,7 +3,8 @@
 #   1. Debian's bazel-bootstrap (Bazel 4.2.3), if `bazel` is missing, and
 #      slurm-client (Slurm 22.05), if `scontrol` is missing: the hostlist
 #      test compares the grammar with `scontrol show hostnames`;
-#   2. .venv from requirements.txt, if missing or if requirements.txt changed.
+#   2. .venv from requirements.txt (+ requirements-nodeps.txt, without their
+#      dependencies), if missing or if either changed.
 # Usable from any clone location and any cwd.
 set -euo pipefail
 
@@ -25,13 +26,17 @@ if (( ${#apt_packages[@]} )); then
   timeout 900 apt-get install -y -q --no-install-recommends "${apt_packages[@]}"
 fi
 
-# 2. The venv, rebuilt whenever the pins change (stamp: requirements' hash).
+# 2. The venv, rebuilt whenever the pins change (stamp: the pins' hash).
+#    requirements-nodeps.txt holds packages whose declared dependencies must
+#    not be installed (see its comment).
 stamp=.venv/requirements.sha256
-want="$(sha256sum requirements.txt | cut -d' ' -f1)"
+want="$(cat requirements.txt requirements-nodeps.txt | sha256sum | cut -d' ' -f1)"
 if [[ ! -x .venv/bin/python3 || "$(cat "${stamp}" 2>/dev/null)" != "${want}" ]]; then
-  echo "== creating .venv from requirements.txt"
+  echo "== creating .venv from requirements.txt and requirements-nodeps.txt"
   rm -f "${stamp}"
   python3 -m venv --clear .venv
   timeout 1800 .venv/bin/python3 -m pip install -q -r requirements.txt
+  timeout 900 .venv/bin/python3 -m pip install -q --no-deps \
+    -r requirements-nodeps.txt
   echo "${want}" > "${stamp}"
 fi

@@ -2,16 +2,24 @@
 
 Usage (repo root on PYTHONPATH, so that the repo's resolver replaces pip
 TensorFlow's):
-  PYTHONPATH=. .venv/bin/python tools/show_layout.py [STEP_FOLDER ...]
+  PYTHONPATH=. .venv/bin/python tools/show_layout.py [FOLDER ...]
 
-A step folder holds `<SLURM_PROCID>.env`, the environment of each task of one
-real Slurm step (tests/fixtures/slurm-env). Every task's environment is put in
-place in turn, a `SlurmClusterResolver()` is created with default arguments,
-as `srun python train.py` would, and its role, address and GPUs are printed.
+A folder of tests/fixtures/slurm-env holds the environment of each task of one
+real Slurm step, `<SLURM_PROCID>.env`; or, for a batch job or an allocation,
+the environment of the batch script (`batch.env`) or of the `salloc` shell
+(`salloc.env`) and a subfolder per step. Every environment is put in place in
+turn, a `SlurmClusterResolver()` is created with default arguments, as
+`srun python train.py` would, and its role, address and GPUs are printed; when
+the resolver refuses an environment (the `salloc` shell is not a task), its
+error is printed instead. A step run with `-m arbitrary` reads the file named
+by `SLURM_HOSTFILE`: the recorded path is replaced by the folder's `hostfile`.
+Without arguments, four steps are shown; `--all` shows every folder.
 """
 
 import os
+import subprocess
 import sys
+from unittest import mock
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 
@@ -19,6 +27,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _FIXTURES = os.path.join(_ROOT, 'tests', 'fixtures', 'slurm-env')
 _DEFAULT_STEPS = ('n5-N2-cyclic', 'n6-N2-plane2', 'N2-ntpn4-gpus-per-node4',
                   'het-N1n1-N2n3-gpu')
+_ROW = '  %-5s %-8s %-10s %-14s %-16s %s'
 
 
 def _read_env(path):
@@ -26,45 +35,116 @@ def _read_env(path):
     return dict(line.rstrip('\n').split('=', 1) for line in f if '=' in line)
 
 
+def _no_nvidia_smi(*args, **kwargs):
+  raise FileNotFoundError(2, 'No such file or directory', args[0][0])
+
+
 def _resolve_in(env):
-  """Resolves with `env` as the whole environment; restores it afterwards."""
+  """Resolves with `env` as the whole environment; restores it afterwards.
+
+  Returns (resolver, CUDA_VISIBLE_DEVICES after it), or (None, error message).
+  The recorded steps had no nvidia-smi, whatever this machine has.
+  """
   saved = dict(os.environ)
   os.environ.clear()
   os.environ.update(env)
   try:
-    resolver = slurm_cluster_resolver.SlurmClusterResolver()
+    with mock.patch.object(subprocess, 'run', side_effect=_no_nvidia_smi):
+      resolver = slurm_cluster_resolver.SlurmClusterResolver()
     return resolver, os.environ.get('CUDA_VISIBLE_DEVICES')
+  except (RuntimeError, ValueError) as e:
+    return None, '%s: %s' % (type(e).__name__, e)
   finally:
     os.environ.clear()
     os.environ.update(saved)
 
 
-def show(folder):
-  """Prints one line per task of the step recorded in `folder`."""
-  names = sorted((n for n in os.listdir(folder) if n[0].isdigit()),
-                 key=lambda n: int(n.split('.')[0]))
-  envs = [_read_env(os.path.join(folder, name)) for name in names]
+def _task_files(folder):
+  names = [n for n in os.listdir(folder)
+           if n[0].isdigit() and n.endswith('.env')]
+  return sorted(names, key=lambda n: int(n.split('.')[0]))
+
+
+def _show_envs(title, envs, hostfile):
+  """Prints one line per environment, then the ClusterSpec they agree on."""
   first = envs[0]
   print('== %s: SLURM_STEP_NODELIST=%s SLURM_STEP_TASKS_PER_NODE=%s '
         'SLURM_DISTRIBUTION=%s' %
-        (os.path.basename(folder.rstrip('/')), first['SLURM_STEP_NODELIST'],
-         first['SLURM_STEP_TASKS_PER_NODE'],
+        (title, first.get('SLURM_STEP_NODELIST', '(not set)'),
+         first.get('SLURM_STEP_TASKS_PER_NODE', '(not set)'),
          first.get('SLURM_DISTRIBUTION', '(default block)')))
-  print('  %-5s %-8s %-10s %-14s %-16s %s' %
-        ('rank', 'node', 'task', 'address', 'GPUs from Slurm', 'GPUs used'))
+  print(_ROW % ('rank', 'node', 'task', 'address', 'GPUs from Slurm',
+                'GPUs used'))
+  specs = []
   for env in envs:
+    if 'SLURM_HOSTFILE' in env:
+      if hostfile is None:
+        print('  cannot resolve: the step reads SLURM_HOSTFILE=%s, and the '
+              'folder has no hostfile' % env['SLURM_HOSTFILE'])
+        return
+      env = dict(env, SLURM_HOSTFILE=hostfile)
     resolver, gpus = _resolve_in(env)
-    print('  %-5s %-8s %-10s %-14s %-16s %s' %
-          (env['SLURM_PROCID'], env['SLURMD_NODENAME'],
-           '%s:%d' % resolver.get_task_info(),
-           resolver.master(rpc_layer=None).split('://')[-1],
-           env.get('CUDA_VISIBLE_DEVICES', '-'), '-' if gpus is None else
-           gpus or "''"))
-  print('  ClusterSpec: %s' % resolver.cluster_spec().as_dict())
+    if resolver is None:
+      print('  %-5s %-8s cannot resolve: %s' %
+            (env.get('SLURM_PROCID', '-'), env.get('SLURMD_NODENAME', '-'),
+             gpus))
+      continue
+    print(_ROW % (env['SLURM_PROCID'], env['SLURMD_NODENAME'],
+                  '%s:%d' % resolver.get_task_info(),
+                  resolver.master(rpc_layer=None).split('://')[-1],
+                  env.get('CUDA_VISIBLE_DEVICES', '-'),
+                  '-' if gpus is None else gpus or "''"))
+    specs.append(resolver.cluster_spec().as_dict())
+  if specs:
+    same = all(spec == specs[0] for spec in specs)
+    print('  ClusterSpec%s: %s' %
+          ('' if same else ' (DIFFERS between tasks; first)', specs[0]))
+
+
+def show(folder):
+  """Prints what every task of the step or job recorded in `folder` gets."""
+  if not os.path.isdir(folder):
+    raise SystemExit('error: %s is not a folder' % folder)
+  if not _show_tree(folder.rstrip('/')):
+    raise SystemExit('error: %s holds no <SLURM_PROCID>.env, batch.env, '
+                     'salloc.env or step folder' % folder)
+
+
+def _show_tree(folder):
+  """Shows `folder` and its step subfolders; False if it holds none."""
+  title = os.path.relpath(folder, _FIXTURES)
+  if title.startswith('..'):
+    title = folder
+  hostfile = os.path.join(folder, 'hostfile')
+  hostfile = hostfile if os.path.isfile(hostfile) else None
+  tasks = _task_files(folder)
+  if tasks:
+    _show_envs(title, [_read_env(os.path.join(folder, n)) for n in tasks],
+               hostfile)
+  found = bool(tasks)
+  # A job: the batch script's or the salloc shell's environment, then steps.
+  for name in sorted(os.listdir(folder)):
+    path = os.path.join(folder, name)
+    if name.endswith('.env') and not name[0].isdigit():
+      _show_envs('%s/%s (the %s, not a step)' %
+                 (title, name, 'salloc shell' if name.startswith('salloc')
+                  else 'batch script' if name.startswith('batch')
+                  else 'process'),
+                 [_read_env(path)], hostfile)
+      found = True
+  for name in sorted(os.listdir(folder)):
+    path = os.path.join(folder, name)
+    if os.path.isdir(path) and _show_tree(path):
+      found = True
+  return found
 
 
 def main(argv):
-  folders = argv[1:] or [os.path.join(_FIXTURES, s) for s in _DEFAULT_STEPS]
+  if argv[1:] == ['--all']:
+    folders = [os.path.join(_FIXTURES, n) for n in sorted(os.listdir(_FIXTURES))
+               if os.path.isdir(os.path.join(_FIXTURES, n))]
+  else:
+    folders = argv[1:] or [os.path.join(_FIXTURES, s) for s in _DEFAULT_STEPS]
   for folder in folders:
     show(folder)
 

@@ -13,9 +13,16 @@ SLURM_CONF set); all network code of the tests runs as tasks of lab steps.
 Every subprocess has a timeout; on a timeout the lab's jobs of that call are
 cancelled by their unique job name and the client's process group is killed.
 
+The lab runs the Slurm that SLURM_LAB_SLURM names: 22.05 (the default,
+Debian 12's packages) or 24.11 (Debian 13's, from the root that
+tools/slurm_lab/root.sh builds and caches); tools/test.sh runs the
+integration tests once with each. `SlurmLab.version` is the version the lab
+really runs (up.sh checks the clients, slurmctld and every slurmd),
+`SlurmLab.series` the one asked for.
+
 Without root (or where network namespaces cannot be made) every integration
 test is skipped with the reason; the terminal summary lists skips and
-timings of the integration tests.
+timings of the integration tests, and the Slurm version they ran on.
 """
 
 import atexit
@@ -46,6 +53,8 @@ if not os.path.exists(PYTHON):
 # choose one lab explicitly.
 SLOTS = 4
 SLOT_WAIT_SECS = 120
+# The Slurm of the lab: '22.05' or '24.11' (see tools/slurm_lab/README.md).
+SLURM_SERIES = os.environ.get('SLURM_LAB_SLURM', '22.05')
 
 
 def lab_settings(slot):
@@ -55,6 +64,7 @@ def lab_settings(slot):
       'SLURM_LAB_NET': os.environ.get('TF_SLURM_IT_LAB_NET',
                                       '10.213.%d' % (20 + slot)),
       'SLURM_LAB_NS': os.environ.get('TF_SLURM_IT_LAB_NS', 'tfsit%d-' % slot),
+      'SLURM_LAB_SLURM': SLURM_SERIES,
   }
 
 
@@ -76,7 +86,9 @@ def claim_slot():
     time.sleep(1)
 
 
-UP_TIMEOUT = 1200  # The first run may apt-get install Slurm and munge.
+# The first run may apt-get install Slurm and munge, or build the Debian 13
+# root of Slurm 24.11 (a few minutes).
+UP_TIMEOUT = 1500
 DOWN_TIMEOUT = 300
 # Variables of an outer Slurm job or a GPU set-up must not leak into steps.
 _DROPPED_PREFIXES = ('SLURM_', 'SBATCH_', 'SALLOC_', 'SRUN_', 'PMI_', 'PMIX_')
@@ -179,8 +191,9 @@ class Running:
 class SlurmLab:
   """Runs Slurm clients and steps on the lab started by up.sh."""
 
-  def __init__(self, lab_dir):
+  def __init__(self, lab_dir, series=SLURM_SERIES):
     self.lab_dir = lab_dir
+    self.series = series  # The Slurm asked for: '22.05' or '24.11'.
     self.bin = os.path.join(lab_dir, 'bin')
     self.conf = os.path.join(lab_dir, 'etc', 'slurm.conf')
     self.python = PYTHON
@@ -199,6 +212,8 @@ class SlurmLab:
         TF_ENABLE_ONEDNN_OPTS='0')
     self.env = env
     self.addresses = self._read_hosts()
+    with open(os.path.join(lab_dir, 'run', 'version')) as f:
+      self.version = f.read().strip()  # e.g. '24.11.5'
 
   def _read_hosts(self):
     """Node name -> IPv4 address, from the lab's hosts file."""
@@ -368,12 +383,15 @@ def slurm_lab():
   atexit.register(lambda: state['down'] or down())  # If teardown never ran.
   try:
     status, output, seconds = _lab_script('up.sh', env, UP_TIMEOUT)
-    _TIMINGS['lab up'] = seconds
+    _TIMINGS['lab up (Slurm %s)' % SLURM_SERIES] = seconds
     if status != 0:
       pytest.fail('tools/slurm_lab/up.sh failed (status %s, %s=%s):\n%s' %
                   (status, 'SLURM_LAB_DIR', settings['SLURM_LAB_DIR'],
                    _tail(output)), pytrace=False)
-    yield SlurmLab(settings['SLURM_LAB_DIR'])
+    lab = SlurmLab(settings['SLURM_LAB_DIR'])
+    _TIMINGS['lab up (Slurm %s)' % lab.version] = _TIMINGS.pop(
+        'lab up (Slurm %s)' % SLURM_SERIES)
+    yield lab
   finally:
     try:
       down()
@@ -406,7 +424,8 @@ def pytest_terminal_summary(terminalreporter):
   if not _OUTCOMES and not _TIMINGS:
     return
   write = terminalreporter.write_line
-  terminalreporter.section('Slurm integration tests (real Slurm lab)')
+  terminalreporter.section('Slurm integration tests (real Slurm %s lab)' %
+                           SLURM_SERIES)
   for what, seconds in sorted(_TIMINGS.items()):
     write('%7.1f s  %s' % (seconds, what))
   skipped = collections.defaultdict(list)

@@ -473,9 +473,9 @@ class ResolverOptionsTest(absltest.TestCase):
       run = r['explain']['tf_config']
       self.assertEqual(run['status'], 0, '%s: %s' % (where, run))
       self.assertEqual(json.loads(run['stdout']), _tf_config(resolved), where)
-      # With MpiParams=ports (the lab's slurm.conf), Slurm 22.05 reserves
-      # ports for a step even without --resv-ports: 'reserved' takes the
-      # first of them on every node.
+      # With MpiParams=ports (the lab's slurm.conf), Slurm (22.05 and 24.11)
+      # reserves ports for a step even without --resv-ports: 'reserved'
+      # takes the first of them on every node.
       self.assertIsNotNone(r['resv_ports'], where)
       first = int(r['resv_ports'].replace('-', ',').split(',')[0])
       self.assertEqual(r['reserved'].get('cluster'),

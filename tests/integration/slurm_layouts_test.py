@@ -272,9 +272,10 @@ class SlurmLayoutsTest(parameterized.TestCase):
     self.assertEqual(full[0]['cluster'], batch['cluster'])
     self.assert_step(os.path.join(out, 'N1-n1'), 1, expect_nodes=['n9'],
                      expect_gpus=['0,1'])
+    # 2,1 tasks on 2 GPUs each: every task gets the busiest node's share.
     self.assert_step(os.path.join(out, 'n3'), 3,
                      expect_nodes=['n9', 'n9', 'n10'],
-                     expect_gpus=['0', '1', '0,1'])
+                     expect_gpus=['0', '1', '0'])
     self.assertEqual(self.lab.wait_until_idle(), [])
 
 

@@ -30,6 +30,23 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 log() { printf 'slurm_lab: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
+# apt-get, retried while another apt/dpkg holds the lock (at most ~5 min of waiting)
+apt_retry() {
+    local deadline=$(( $(date +%s) + 300 )) out rc
+    while :; do
+        rc=0
+        out=$(DEBIAN_FRONTEND=noninteractive timeout 900 apt-get -q -o DPkg::Lock::Timeout=30 "$@" 2>&1) || rc=$?
+        printf '%s\n' "$out" >> "${APT_LOG:-/dev/null}"
+        [ $rc = 0 ] && return 0
+        if grep -qiE 'could not get lock|unable to (acquire|lock)|is (held|locked) by|lock-frontend' <<< "$out" &&
+            [ "$(date +%s)" -lt "$deadline" ]; then
+            log "apt/dpkg is busy (another apt-get?), waiting ..."; sleep 10; continue
+        fi
+        printf '%s\n' "$out" | tail -n 20 >&2
+        return 1
+    done
+}
+
 lab_check_dir() {
     [[ $LAB_DIR =~ ^/[A-Za-z0-9._/-]+$ ]] ||
         die "SLURM_LAB_DIR must be an absolute path of [A-Za-z0-9._/-] characters (got '$LAB_DIR')"

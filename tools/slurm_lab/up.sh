@@ -24,6 +24,10 @@
 #   SLURM_LAB_WAIT   seconds to wait for all nodes to be idle                [60]
 #   SLURM_LAB_REUSE  1: keep a healthy lab started with the same settings
 #                    (default: a running lab in the folder is stopped first) [0]
+#   SLURM_LAB_SLURM  22.05: Debian 12's Slurm, installed on this machine;
+#                    24.11: Debian 13's Slurm: daemons and clients run from a
+#                    Debian 13 root (root.sh builds and caches it), tasks go
+#                    back to this machine's root (host_root.c)       [22.05]
 set -Eeuo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,12 +35,14 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/lib.sh"
 
 T0=$(date +%s%N)
+APT_LOG=$LAB_DIR/apt.log
 NODESPEC=${SLURM_LAB_NODES:-debug:n9,n10,n11:4:4 mixed:c09,c10,c11:4:0 mixed:gpu1-ib,gpu2-ib:4:2 mixed:rack1-node01:2:0}
 MAXNODES=${SLURM_LAB_MAX_NODES:-10}
 NET=${SLURM_LAB_NET:-10.213.0}
 NSP=${SLURM_LAB_NS:-tfsl-}
 WAIT=${SLURM_LAB_WAIT:-60}
 REUSE=${SLURM_LAB_REUSE:-0}
+SLURM_SERIES=${SLURM_LAB_SLURM:-22.05}
 CTLD_PORT=6817    # ports are per namespace: no clash with anything outside the lab
 SLURMD_PORT=6818
 SUBNET=$NET.0/24
@@ -50,6 +56,10 @@ lab_check_dir
     die "SLURM_LAB_NET must be the first three octets of a 10.x.y.0/24 network (got '$NET')"
 [[ $NSP =~ ^[A-Za-z0-9_.-]{1,20}$ ]] || die "SLURM_LAB_NS must match [A-Za-z0-9_.-]{1,20}"
 [[ $WAIT =~ ^[0-9]+$ ]] || die "SLURM_LAB_WAIT must be a number of seconds"
+case $SLURM_SERIES in
+    22.05|24.11) ;;
+    *) die "SLURM_LAB_SLURM must be 22.05 (Debian 12's packages) or 24.11 (a Debian 13 root) (got '$SLURM_SERIES')";;
+esac
 
 # Node groups -> arrays (index = node number, address .11+index)
 NODES=() NODE_PART=() NODE_CPUS=() NODE_GPUS=() NODE_GRES_FILES=() PARTS=()
@@ -79,28 +89,16 @@ done
 addr_of() { local i; [ "$1" = ctl ] && { echo "$NET.1"; return; }
             for i in "${!NODES[@]}"; do [ "${NODES[$i]}" = "$1" ] && { echo "$NET.$((11 + i))"; return; }; done; }
 RESV_PORTS=12000-12999  # MpiParams=ports: what srun --resv-ports=N reserves from
-SETTINGS="nodes=$NODESPEC net=$NET ns=$NSP resv_ports=$RESV_PORTS"
+SETTINGS="nodes=$NODESPEC net=$NET ns=$NSP resv_ports=$RESV_PORTS slurm=$SLURM_SERIES"
 
 # ------------------------------------------------------------------ packages
-# apt-get, retried while another apt/dpkg holds the lock (at most ~5 min of waiting)
-apt_retry() {
-    local deadline=$(( $(date +%s) + 300 )) out rc
-    while :; do
-        rc=0
-        out=$(DEBIAN_FRONTEND=noninteractive timeout 900 apt-get -q -o DPkg::Lock::Timeout=30 "$@" 2>&1) || rc=$?
-        printf '%s\n' "$out" >> "$LAB_DIR/apt.log"
-        [ $rc = 0 ] && return 0
-        if grep -qiE 'could not get lock|unable to (acquire|lock)|is (held|locked) by|lock-frontend' <<< "$out" &&
-            [ "$(date +%s)" -lt "$deadline" ]; then
-            log "apt/dpkg is busy (another apt-get?), waiting ..."; sleep 10; continue
-        fi
-        printf '%s\n' "$out" | tail -n 20 >&2
-        return 1
-    done
-}
 ensure_packages() {
     local missing="" c pkgs="slurmctld slurmd slurm-client munge iproute2 util-linux hostname" policy=0 rc=0
-    for c in slurmctld slurmd srun sinfo scontrol munged munge unmunge ip nsenter unshare setsid flock hostname mknod timeout; do
+    local cmds="slurmctld slurmd srun sinfo scontrol munged munge unmunge ip nsenter unshare setsid flock hostname mknod timeout"
+    if [ "$SLURM_SERIES" != 22.05 ]; then   # Slurm and munge come from the Debian 13 root
+        pkgs="iproute2 util-linux hostname" cmds="ip nsenter unshare setsid flock hostname mknod timeout findmnt"
+    fi
+    for c in $cmds; do
         command -v "$c" >/dev/null || missing="$missing $c"
     done
     [ -z "$missing" ] && return 0
@@ -128,6 +126,12 @@ if [ -d "$LAB_DIR" ] && [ ! -e "$LAB_MARK" ] && [ -n "$(ls -A "$LAB_DIR")" ]; th
 fi
 mkdir -p "$LAB_DIR"; touch "$LAB_MARK"
 ensure_packages
+# 24.11: the Debian 13 root (built and cached by root.sh on first use; its own lock)
+ROOT=""
+if [ "$SLURM_SERIES" != 22.05 ]; then
+    ROOT=$(bash "$HERE/root.sh") || die "no Debian 13 root with Slurm $SLURM_SERIES (tools/slurm_lab/root.sh failed)"
+    SETTINGS="$SETTINGS root=$ROOT"
+fi
 lab_lock
 
 healthy() {
@@ -250,6 +254,10 @@ MinJobAge=120
 SlurmdTimeout=300
 GresTypes=gpu
 EOF
+if [ -n "$ROOT" ]; then   # 24.11: tasks go back to this machine's root (host_root.c)
+    echo "PlugStackConfig=$LAB_DIR/etc/plugstack.conf" >> "$LAB_CONF"
+    echo "required $(sed -n 's/^plugin=//p' "$ROOT/.tfslurm-root") /host" > "$LAB_DIR/etc/plugstack.conf"
+fi
 for i in "${!NODES[@]}"; do
     n=${NODES[$i]}
     gres=""; [ "${NODE_GPUS[$i]}" -gt 0 ] && gres=" Gres=gpu:${NODE_GPUS[$i]}"
@@ -299,6 +307,18 @@ log "namespaces and bridge ready ($(elapsed))"
 # slave: later host mounts still show up). nsenter, not `ip netns exec`: that one
 # remounts /sys, hides /sys/fs/cgroup, and slurmd 22.05 then cannot start. Neither
 # nsenter --net nor unshare --uts --mount forks: CMD keeps the PID this was run as.
+# 24.11: CMD then runs from the Debian 13 root (bin/enter-root, a copy of
+# enter_root.sh; it execs too), with this repository, its .venv and the lab folder
+# bound at their own paths even if they are under a system folder.
+enter="" bind="" bind_line=""
+if [ -n "$ROOT" ]; then
+    cp "$HERE/enter_root.sh" "$LAB_DIR/bin/enter-root"
+    REPO=$(cd "$HERE/../.." && pwd)
+    bind=$REPO:$LAB_DIR
+    [ -e "$REPO/.venv" ] && bind=$bind:$(readlink -f "$REPO/.venv")
+    enter="$LAB_DIR/bin/enter-root $ROOT"
+    bind_line="export SLURM_LAB_BIND=$bind\${SLURM_LAB_BIND:+:\$SLURM_LAB_BIND}"
+fi
 cat > "$LAB_DIR/bin/lab-on" <<EOF
 #!/bin/sh
 # generated by tools/slurm_lab/up.sh; usage: lab-on HOST CMD [ARG...]   (HOST: ctl, ${NODES[*]})
@@ -307,22 +327,33 @@ h=\$1; shift
 case \$h in ''|*[!A-Za-z0-9-]*) echo "lab-on: bad host name '\$h'" >&2; exit 2;; esac
 [ -e "/run/netns/$NSP\$h" ] || { echo "lab-on: no lab host '\$h' (is the lab in $LAB_DIR up?)" >&2; exit 2; }
 export SLURM_CONF=$LAB_CONF
+$bind_line
 exec nsenter --net="/run/netns/$NSP\$h" unshare --uts --mount --propagation slave \\
-    sh -c 'mount --bind "\$0" /etc/hosts && hostname "\$1" && shift && exec "\$@"' "$LAB_DIR/etc/hosts" "\$h" "\$@"
+    sh -c 'mount --bind "\$0" /etc/hosts && hostname "\$1" && shift && exec "\$@"' "$LAB_DIR/etc/hosts" "\$h" $enter "\$@"
 EOF
 # Client wrappers: inside a lab namespace (a task, a batch script, salloc's shell)
 # run the real client; anywhere else run it in the controller's namespace.
+# 24.11: the clients are the root's; inside the lab a client is called either from
+# the root (salloc's command) or from a task back on this machine's root.
 inodes=""
 while read -r ns; do inodes="$inodes|'$(stat -L -c 'net:[%i]' "/run/netns/$ns")'"; done < "$LAB_NSFILE"
 inodes=${inodes#|}
 for c in srun sbatch salloc sinfo squeue scontrol scancel sacct sattach sbcast sstat sprio sshare sdiag strigger; do
-    real=$(command -v "$c" 2>/dev/null) || continue
+    if [ -z "$ROOT" ]; then
+        real=$(command -v "$c" 2>/dev/null) || continue
+        inside="exec $real \"\$@\""
+    else
+        real=/usr/bin/$c
+        [ -x "$ROOT$real" ] || continue
+        # shellcheck disable=SC2016
+        inside='[ -f /.tfslurm-root ] && exec '"$real"' "$@"; SLURM_LAB_BIND='"$bind"' exec '"$LAB_DIR/bin/enter-root $ROOT $real"' "$@"'
+    fi
     cat > "$LAB_DIR/bin/$c" <<EOF
 #!/bin/sh
 # generated by tools/slurm_lab/up.sh: $c of the lab in $LAB_DIR
 export SLURM_CONF=$LAB_CONF
 case \$(readlink /proc/self/ns/net) in
-    $inodes) exec $real "\$@" ;;
+    $inodes) $inside ;;
 esac
 exec $LAB_DIR/bin/lab-on ctl $real "\$@"
 EOF
@@ -355,9 +386,14 @@ wait_for() {
         sleep 0.1
     done
 }
-start munged munged --foreground --force --socket="$LAB_SOCK" --key-file="$LAB_DIR/munge/munge.key" \
+if [ -n "$ROOT" ]; then   # munged and the munge clients of the root, on this machine's network
+    MUNGE_IN=(env SLURM_LAB_BIND="$bind" "$LAB_DIR/bin/enter-root" "$ROOT")
+else
+    MUNGE_IN=()
+fi
+start munged "${MUNGE_IN[@]}" munged --foreground --force --socket="$LAB_SOCK" --key-file="$LAB_DIR/munge/munge.key" \
     --pid-file="$LAB_RUN/munged.pid" --log-file="$LAB_DIR/log/munged.log" --seed-file="$LAB_DIR/munge/munged.seed"
-munge_ok() { [ -S "$LAB_SOCK" ] && timeout 5 munge -n -S "$LAB_SOCK" | timeout 5 unmunge -S "$LAB_SOCK"; }
+munge_ok() { [ -S "$LAB_SOCK" ] && timeout 5 "${MUNGE_IN[@]}" munge -n -S "$LAB_SOCK" | timeout 5 "${MUNGE_IN[@]}" unmunge -S "$LAB_SOCK"; }
 wait_for 15 munged munge_ok
 
 start slurmctld "$LAB_DIR/bin/lab-on" ctl slurmctld -D -i -f "$LAB_CONF"
@@ -376,11 +412,21 @@ all_idle() {
 }
 wait_for "$WAIT" "all ${#NODES[@]} nodes idle" all_idle
 
+# the lab runs the Slurm asked for: clients, controller and every slurmd
+client_version=$(timeout 10 "$LAB_DIR/bin/sinfo" --version 2>&1) || fail "sinfo --version: $client_version"
+[[ $client_version == *" $SLURM_SERIES."* ]] || fail "the clients are '$client_version', not Slurm $SLURM_SERIES"
+node_versions=$(timeout 10 "$LAB_DIR/bin/scontrol" -o show node | grep -o ' Version=[^ ]*' | sort | uniq -c | tr -s ' ')
+[ "$(grep -c "Version=$SLURM_SERIES\." <<< "$node_versions")" = 1 ] && [[ $node_versions == " ${#NODES[@]} "* ]] ||
+    fail "slurmd versions are '$node_versions', not Slurm $SLURM_SERIES on all ${#NODES[@]} nodes"
+ctld_version=$(timeout 10 "$LAB_DIR/bin/scontrol" show config 2>&1 | sed -n 's/^SLURM_VERSION *= *//p')
+[[ $ctld_version == "$SLURM_SERIES."* ]] || fail "slurmctld is '$ctld_version', not Slurm $SLURM_SERIES"
+echo "${client_version#slurm* }" > "$LAB_RUN/version"
+
 # every recorded PID must be the daemon itself (so down.sh stops exactly these)
 while read -r pid st name; do
     comm=$(cat "/proc/$pid/comm" 2>/dev/null) || fail "$name (pid $pid) is gone"
     [ "$comm" = "${name%%-*}" ] || fail "recorded pid $pid of $name runs '$comm'"
 done < "$LAB_PIDS"
 
-log "up in $(elapsed): $("$LAB_DIR/bin/sinfo" -h -o '%P %D %N' | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
+log "up in $(elapsed) (Slurm $(cat "$LAB_RUN/version")): $("$LAB_DIR/bin/sinfo" -h -o '%P %D %N' | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
 log "use it with:  . $LAB_DIR/env.sh   (stop: $HERE/down.sh)"

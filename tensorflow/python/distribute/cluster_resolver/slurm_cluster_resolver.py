@@ -15,11 +15,13 @@
 """Implementation of Cluster Resolvers for Slurm workload manager."""
 
 import dataclasses
+import itertools
 import os
 import re
 import subprocess
 from typing import Mapping, Optional, Sequence, Tuple
 
+from tensorflow.core.protobuf import cluster_pb2
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver.cluster_resolver import ClusterResolver
@@ -42,6 +44,9 @@ _DERIVED_PORTS_START = 20000
 _DERIVED_PORTS_END = 32768
 _DERIVED_PORTS_BLOCK = 64
 _SUBPROCESS_TIMEOUT_SECS = 30
+# The methods through which the resolver reads the step, as in TensorFlow 2.x.
+_STEP_METHODS = ('_resolve_own_rank', '_resolve_num_tasks', '_resolve_hostlist',
+                 '_resolve_task_configuration')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,9 +140,11 @@ def _task_jobs(step, jobs, het_jobs):
     raise ValueError('het_jobs=%r names %d components, but the step has tasks '
                      'of component %d' % (list(het_jobs), len(het_jobs),
                                           max(step.node_components)))
+  # Components are laid out one after the other (`slurm_step`).
   job_runs = []
-  for _, node, _, count in step.runs:
-    name = het_jobs[step.node_components[node]]
+  for component, nodes in itertools.groupby(
+      zip(step.node_components, step.tasks_per_node), key=lambda x: x[0]):
+    name, count = het_jobs[component], sum(count for _, count in nodes)
     if job_runs and job_runs[-1][0] == name:
       count += job_runs.pop()[1]
     job_runs.append((name, count))
@@ -170,7 +177,7 @@ def _ports(step, port_base):
     ValueError: If `port_base` is malformed or a port falls outside 1..65535.
     RuntimeError: If Slurm reserved too few ports.
   """
-  needed = max(step.tasks_per_node)
+  needed = step.busiest
   if port_base == 'reserved':
     reserved = step.reserved_ports
     if step.heterogeneous:
@@ -239,17 +246,32 @@ def _addresses(step, ports):
   """Returns the `host:port` of every task, by rank, as a tuple.
 
   Args:
-    step: The `_SlurmStep`.
+    step: The `slurm_step.SlurmStep`.
     ports: The port of a node's i-th task, for every i (`_ports`).
   """
   # str(), as '%s' formats it: hosts named by a user's tasks_per_node may be
   # of any type.
   hosts = list(map(str, step.nodes))
   port_texts = [':%d' % port for port in ports]
-  return tuple([
-      hosts[node] + port_text for _, node, local, count in step.runs
-      for port_text in port_texts[local:local + count]
-  ])
+  if step.chunk is None:
+    taken = [0] * len(hosts)
+    addresses = []
+    for node in step.rank_nodes:
+      addresses.append(hosts[node] + port_texts[taken[node]])
+      taken[node] += 1
+    return tuple(addresses)
+  addresses = []
+  for first, nodes, sizes in step.turns():
+    if sizes is None:
+      texts = port_texts[first:first + step.chunk]
+      names = hosts if len(nodes) == len(hosts) else [hosts[i] for i in nodes]
+      addresses += [name + text for name in names for text in texts]
+    else:
+      addresses += [
+          hosts[node] + text for node, size in zip(nodes, sizes)
+          for text in port_texts[first:first + size]
+      ]
+  return tuple(addresses)
 
 
 def _assign_jobs(job_runs, addresses, task_index):
@@ -303,7 +325,7 @@ def _gpu_sharers(num_gpus, num_tasks, local):
 def _busiest_node_tasks(step, node):
   """Tasks on the busiest node of the step (of `node`'s component)."""
   if not step.heterogeneous:
-    return max(step.tasks_per_node)
+    return step.busiest
   component = step.node_components[node]
   return max(count for count, other in zip(step.tasks_per_node,
                                            step.node_components)
@@ -635,7 +657,7 @@ class SlurmClusterResolver(ClusterResolver):
     resolution = resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
                          _count_nvidia_gpus, het_jobs)
     self._resolution = resolution
-    self._cluster_spec = ClusterSpec(dict(resolution.cluster))
+    self._cluster_spec = _cluster_spec(resolution.cluster)
     self.task_type = resolution.task_type
     self.task_id = resolution.task_id
     self.rpc_layer = rpc_layer
@@ -654,8 +676,13 @@ class SlurmClusterResolver(ClusterResolver):
 
     By default they describe the step Slurm's variables do, with its real
     task distribution. A subclass that overrides them (as TensorFlow 2.x
-    allowed) gets its own step, laid out block-wise as TensorFlow 2.x did.
+    allowed) gets the step they describe, laid out block-wise as TensorFlow
+    2.x did.
     """
+    if not any(
+        getattr(type(self), name) is not getattr(SlurmClusterResolver, name)
+        for name in _STEP_METHODS):
+      return self._read_slurm_step()
     rank = self._resolve_own_rank()
     if self._tasks_per_node is None:
       configuration = self._resolve_task_configuration()
@@ -741,6 +768,21 @@ class SlurmClusterResolver(ClusterResolver):
     """Returns the number of GPUs each task uses, e.g. {'GPU': 2}."""
     del task_type, task_id, config_proto  # Every task uses as many.
     return {'GPU': self._resolution.gpus.per_task}
+
+
+def _cluster_spec(cluster):
+  """Returns the ClusterSpec of `Resolution.cluster`.
+
+  It is built from its `ClusterDef`, filled job by job: for a step of many
+  tasks that costs about half of what `ClusterSpec(dict)` does, and gives an
+  equal ClusterSpec.
+  """
+  cluster_def = cluster_pb2.ClusterDef()
+  for name, addresses in cluster:
+    job = cluster_def.job.add()
+    job.name = name
+    job.tasks.update(enumerate(addresses))
+  return ClusterSpec(cluster_def)
 
 
 def _set_cuda_visible_devices(gpus):

@@ -21,6 +21,7 @@ import subprocess
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import expand_hostlist
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import expand_tasks_per_node
@@ -329,7 +330,7 @@ class StepLayoutTest(slurm_test_util.ResolverTestCase):
     self.assertEqual('grpc://n9:8888', resolver.master())
 
   def testCyclicDistributionPutsRank1OnSecondNode(self):
-    # srun -n5 -N2 -m cyclic (tests/fixtures/slurm-env/n5-N2-cyclic).
+    # srun -n5 -N2 -m cyclic (as recorded on Slurm 22.05).
     self.use_env(
         slurm_test_util.step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', 1,
                   SLURM_DISTRIBUTION='cyclic'))
@@ -355,13 +356,13 @@ class StepLayoutTest(slurm_test_util.ResolverTestCase):
           'SLURM_DISTRIBUTION': 'cyclic:cyclic:fcyclic'
       }, 'n[1-2]', '2(x2)', 'n1 n2 n1 n2',
        ['n1:8888', 'n2:8888', 'n1:8889', 'n2:8889']),
-      # srun -n6 -N2 -m plane=2 (tests/fixtures/slurm-env/n6-N2-plane2).
+      # srun -n6 -N2 -m plane=2 (as recorded on Slurm 22.05).
       ('_plane_2', {
           'SLURM_DISTRIBUTION': 'plane',
           'SLURM_DIST_PLANESIZE': '2'
       }, 'n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1',
        ['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889', 'n1:8890', 'n1:8891']),
-      # srun -N4 -n10 (tests/fixtures/slurm-env/N4-n10).
+      # srun -N4 -n10 (as recorded on Slurm 22.05).
       ('_block_N4_n10', {}, 'n[1-4]', '4(x2),1(x2)',
        'n1 n1 n1 n1 n2 n2 n2 n2 n3 n4', [
            'n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888', 'n2:8889',
@@ -387,7 +388,7 @@ class StepLayoutTest(slurm_test_util.ResolverTestCase):
   )
   def testArbitraryDistributionFollowsHostfile(self, content):
     # SLURM_HOSTFILE=<n2,n1,n2,n1,n1> srun -n5 -m arbitrary
-    # (tests/fixtures/slurm-env/n5-arbitrary-hostfile).
+    # (as recorded on Slurm 22.05).
     hostfile = self.create_tempfile(content=content).full_path
     expected = ['n2:8888', 'n1:8888', 'n2:8889', 'n1:8889', 'n1:8890']
     for rank, address in enumerate(expected):
@@ -437,7 +438,7 @@ class StepLayoutTest(slurm_test_util.ResolverTestCase):
         self.assertEqual('grpc://' + address, resolver.master())
 
   def testRealHeterogeneousStep(self):
-    # srun -N1 -n1 : -N2 -n3 (tests/fixtures/slurm-env/het-N1n1-N2n3-gpu).
+    # srun -N1 -n1 : -N2 -n3 (as recorded on Slurm 22.05).
     self.use_env(
         slurm_test_util.step_env('n[1-3]', '1,2,1', 'n1 n2 n2 n3', 2,
                   SLURM_DISTRIBUTION='block', SLURM_HET_SIZE='2',
@@ -484,7 +485,7 @@ class StepLayoutTest(slurm_test_util.ResolverTestCase):
                              r"SLURM_NODEID: Slurm says '1', derived '0'")
 
   def testNamesWithSuffixesAndUnevenTasks(self):
-    # srun -p mixed -N5 -n7 (tests/fixtures/slurm-env/mixed-N5-n7).
+    # srun -p mixed -N5 -n7 (as recorded on Slurm 22.05).
     self.use_env(
         slurm_test_util.step_env('c[09-11],gpu1-ib,gpu2-ib', '3,1(x4)',
                   'c09 c09 c09 c10 c11 gpu1-ib gpu2-ib', 5))
@@ -497,7 +498,7 @@ class StepLayoutTest(slurm_test_util.ResolverTestCase):
 
   def testStepSmallerThanItsJobUsesStepVariables(self):
     # srun -N1 -n1 inside sbatch -N2 --ntasks-per-node=2
-    # (tests/fixtures/slurm-env/sbatch-N2-ntpn2-gres2/step-N1-n1).
+    # (as recorded on Slurm 22.05).
     self.use_env(
         slurm_test_util.step_env('n1',
                                  '1',
@@ -564,7 +565,7 @@ class GpuTest(slurm_test_util.ResolverTestCase):
 
   def testGresGpusAreSplitAmongLocalTasks(self):
     # srun inside sbatch -N2 --ntasks-per-node=2 --gres=gpu:2
-    # (tests/fixtures/slurm-env/sbatch-N2-ntpn2-gres2/step-full).
+    # (as recorded on Slurm 22.05).
     self.use_env(
         slurm_test_util.step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 3,
                   CUDA_VISIBLE_DEVICES='0,1', SLURM_STEP_GPUS='0,1',
@@ -910,6 +911,35 @@ class DefaultGpuCountTest(slurm_test_util.ResolverTestCase):
     self.assertResolverFails(ValueError, r"SLURM_GPUS='four'")
 
 
+class ClusterSpecEqualityTest(slurm_test_util.ResolverTestCase):
+  """The ClusterSpec, built from its ClusterDef, is ClusterSpec(dict)'s."""
+
+  @parameterized.named_parameters(
+      ('_one_task_per_node', 'n[1-3]', '1(x3)', 'n1 n2 n3', {}, {}),
+      ('_block', 'n[1-2]', '4,1', 'n1 n1 n1 n1 n2', {}, {}),
+      ('_cyclic', 'n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
+       {'SLURM_DISTRIBUTION': 'cyclic'}, {}),
+      ('_plane', 'n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1',
+       {'SLURM_DISTRIBUTION': 'plane=2'}, {}),
+      ('_jobs', 'n[1-2]', '2(x2)', 'n1 n1 n2 n2', {},
+       {'jobs': {'chief': 1, 'ps': 1, 'worker': 2}}),
+      ('_het_jobs', 'n[1-3]', '1,2,1', 'n1 n2 n2 n3',
+       dict(slurm_test_util.het_variables('het_group', 'n1', 'n[2-3]'),
+            SLURM_DISTRIBUTION='block'), {'het_jobs': ['ps', 'worker']}),
+  )
+  def testEqualsTheClusterSpecOfItsDict(self, nodelist, tasks, rank_hosts,
+                                        more, kwargs):
+    self.use_env(
+        slurm_test_util.step_env(nodelist, tasks, rank_hosts, 1, **more))
+    spec = SlurmClusterResolver(auto_set_gpu=False, **kwargs).cluster_spec()
+    from_dict = server_lib.ClusterSpec(spec.as_dict())
+    self.assertEqual(from_dict, spec)
+    self.assertEqual(from_dict.as_dict(), spec.as_dict())
+    self.assertEqual(from_dict.as_cluster_def(), spec.as_cluster_def())
+    self.assertEqual(sorted(spec.jobs), list(spec.as_cluster_def().job[i].name
+                                             for i in range(len(spec.jobs))))
+
+
 class ApiTest(slurm_test_util.ResolverTestCase):
   """The r1.15 / TF 2.x API, with the examples of TF's tests and docs."""
 
@@ -1154,6 +1184,26 @@ class ScontrolTest(slurm_test_util.ResolverTestCase):
     self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
     resolver = SlurmClusterResolver(gpus_per_node=0,
                                     hostlist_expansion='scontrol')
+    self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
+
+  def testWithoutSlurmConfItFailsAtOnceWithoutRunningScontrol(self):
+    # Outside a task, scontrol without a configuration would look for a
+    # controller in DNS.
+    del os.environ['SLURM_CONF']
+    with mock.patch.object(slurm_hostlist.os.path, 'exists',
+                           return_value=False):
+      self.assertResolverFails(RuntimeError, r'SLURM_CONF is not set',
+                               gpus_per_node=0, hostlist_expansion='scontrol')
+    self.run.assert_not_called()
+
+  def testWithoutSlurmConfASiteSlurmConfIsEnough(self):
+    del os.environ['SLURM_CONF']
+    self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
+    with mock.patch.object(slurm_hostlist.os.path, 'exists',
+                           side_effect=lambda path: path ==
+                           '/etc/slurm/slurm.conf'):
+      resolver = SlurmClusterResolver(gpus_per_node=0,
+                                      hostlist_expansion='scontrol')
     self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
 
   def testScontrolIsRunWithAnArgumentListAndATimeout(self):
@@ -1545,7 +1595,7 @@ class HeterogeneousJobsTest(slurm_test_util.ResolverTestCase):
       ('_alone_on_its_node', 3, 1, '0'),
   )
   def testNumAcceleratorsIsThisTasksInTheRealStep(self, rank, gpus, cvd):
-    # tests/fixtures/slurm-env/het-N1n1-N2n3-gpu: ps has no GPUs, workers 1.
+    # As recorded on Slurm 22.05: ps has no GPUs, workers 1.
     self.use_env(slurm_test_util.het_gpu_env(rank))
     resolver = SlurmClusterResolver(het_jobs=['ps', 'worker'])
     self.assertEqual({'GPU': gpus}, resolver.num_accelerators())

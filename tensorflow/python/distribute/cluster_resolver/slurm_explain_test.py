@@ -264,8 +264,9 @@ class ExplainCommandTest(slurm_test_util.ResolverTestCase):
 
   def testHostlistCheckRunsScontrol(self):
     self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
-    env = slurm_test_util.step_env('n[1-2]', '1(x2)', 'n1 n2', 1)
-    status, out, _ = self.explain(['--hostlist-expansion', 'check'], env)
+    # scontrol runs in this process's environment, as does the command.
+    self.use_env(slurm_test_util.step_env('n[1-2]', '1(x2)', 'n1 n2', 1))
+    status, out, _ = self.explain(['--hostlist-expansion', 'check'])
     self.assertEqual(0, status)
     self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
                      slurm_test_util.explain_rows(out))

@@ -23,6 +23,7 @@ a cross-check.
 """
 
 import itertools
+import os
 import re
 import subprocess
 
@@ -40,6 +41,11 @@ _BRACKET_RE = re.compile(r'[\[\]]')
 # separators.
 _HOSTLIST_ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]|\[[^\]]*\])+')
 _RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
+# A bracket body that is a comma list of such ranges, and a hostlist whose
+# brackets are balanced and not nested: each checked at once, the part-by-
+# part checks that name the culprit run only when these fail.
+_BODY_RE = re.compile(r'[0-9]+(?:-[0-9]*)?(?:,[0-9]+(?:-[0-9]*)?)*')
+_BALANCED_RE = re.compile(r'[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*')
 # Slurm reads range bounds as unsigned 64-bit numbers.
 _MAX_RANGE_BOUND = 2**64 - 1
 # `_numbered_names` writes a number as a head and one of these tails...
@@ -51,10 +57,17 @@ _TAILS = tuple('%0*d' % (_TAIL_DIGITS, tail) for tail in range(_TAIL_BLOCK))
 _SHORT_RANGE = 16
 _TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
 _SUBPROCESS_TIMEOUT_SECS = 30
+# Where scontrol finds slurm.conf when SLURM_CONF is not set: the usual
+# install locations, and the copy slurmd keeps in configless mode. Without
+# any, scontrol looks for a controller in DNS, which can take long to fail.
+_SLURM_CONF_PATHS = ('/etc/slurm/slurm.conf', '/etc/slurm-llnl/slurm.conf',
+                     '/usr/local/etc/slurm.conf', '/run/slurm/conf/slurm.conf')
 
 
 def _split_hostlist(hostlist):
   """Splits a hostlist at separators outside brackets; drops empty items."""
+  if _BALANCED_RE.fullmatch(hostlist):
+    return _HOSTLIST_ITEM_RE.findall(hostlist)
   depth = 0
   for bracket in _BRACKET_RE.finditer(hostlist):
     if bracket.group() == '[':
@@ -72,17 +85,27 @@ def _split_hostlist(hostlist):
   return _HOSTLIST_ITEM_RE.findall(hostlist)
 
 
-def parse_ranges(hostlist, body):
-  """Parses a bracket body such as `01-03,7` into (lo, hi, width) triples."""
-  ranges = []
+def _ranges(hostlist, body):
+  """Yields (low text, lo, hi) for every range of a bracket body, checked.
+
+  Args:
+    hostlist: The whole expression, for error messages.
+    body: The text between the brackets, e.g. `01-03,7`.
+
+  Raises:
+    ValueError: If a range is malformed, goes down, ends above 2**64-1 or has
+      more than `_MAX_RANGE` hosts.
+  """
+  if not _BODY_RE.fullmatch(body):
+    for part in body.split(','):
+      if not _RANGE_RE.fullmatch(part):
+        raise ValueError(
+            'Invalid hostlist %r: bad range %r in "[%s]"; expected N or LO-HI '
+            'with decimal digits' % (hostlist, part, body))
   for part in body.split(','):
-    match = _RANGE_RE.fullmatch(part)
-    if not match:
-      raise ValueError(
-          'Invalid hostlist %r: bad range %r in "[%s]"; expected N or LO-HI '
-          'with decimal digits' % (hostlist, part, body))
-    lo = int(match.group(1))
-    hi = int(match.group(2)) if match.group(2) else lo  # Slurm: `3-` is 3.
+    low, _, high = part.partition('-')
+    lo = int(low)
+    hi = int(high) if high else lo  # Slurm: `3-` is 3.
     if hi > _MAX_RANGE_BOUND:
       raise ValueError('Invalid hostlist %r: %d in range %r is above 2**64-1' %
                        (hostlist, hi, part))
@@ -93,51 +116,66 @@ def parse_ranges(hostlist, body):
       raise ValueError(
           'Invalid hostlist %r: range %r has %d hosts, more than Slurm\'s '
           'limit of %d per range' % (hostlist, part, hi - lo + 1, _MAX_RANGE))
-    ranges.append((lo, hi, len(match.group(1))))
-  return ranges
+    yield low, lo, hi
 
 
-def _parse_host_pattern(hostlist, item):
-  """Splits one item into literal texts and bracket groups.
+def parse_ranges(hostlist, body):
+  """Parses a bracket body such as `01-03,7` into (lo, hi, width) triples."""
+  return [(lo, hi, len(low)) for low, lo, hi in _ranges(hostlist, body)]
+
+
+def _split_item(hostlist, item):
+  """Splits one item into its literal texts and its bracket bodies.
 
   Returns:
-    (texts, groups): len(texts) == len(groups) + 1; the names are
-    texts[0] + g0 + texts[1] + g1 + ... + texts[-1] for every choice of a
-    number from each group (see `_expand_pattern` for their order).
+    (texts, bodies): len(texts) == len(bodies) + 1; the names are
+    texts[0] + b0 + texts[1] + b1 + ... + texts[-1] for every choice of a
+    number from each bracket body (see `_expand_item` for their order).
   """
+  prefix, _, rest = item.partition('[')
+  body, _, suffix = rest.partition(']')
+  if '[' not in suffix and body:
+    return [prefix, suffix], [body]
   texts = []
-  groups = []
+  bodies = []
   position = 0
   while True:
     open_at = item.find('[', position)
     if open_at < 0:
       texts.append(item[position:])
-      return texts, groups
+      return texts, bodies
     close_at = item.index(']', open_at)  # _split_hostlist checked the balance.
     body = item[open_at + 1:close_at]
     if not body:
       raise ValueError('Invalid hostlist %r: empty brackets in %r' %
                        (hostlist, item))
     texts.append(item[position:open_at])
-    groups.append(parse_ranges(hostlist, body))
+    bodies.append(body)
     position = close_at + 1
 
 
-def _group_size(group):
-  return sum(hi - lo + 1 for lo, hi, _ in group)
+def _item_size(hostlist, item, body_sizes):
+  """Counts the names of an item; checks Slurm's limits on its brackets.
 
-
-def _pattern_size(hostlist, groups):
-  """Counts the names of a pattern; checks Slurm's limit on its groups."""
+  Args:
+    hostlist: The whole expression, for error messages.
+    item: One item of it that holds brackets.
+    body_sizes: Bracket body -> its number of names, for the bodies counted
+      so far; updated.
+  """
+  _, bodies = _split_item(hostlist, item)
   size = 1
-  for i, group in enumerate(groups):
-    group_size = _group_size(group)
-    if i < len(groups) - 1 and group_size > _MAX_RANGE:
+  for i, body in enumerate(bodies):
+    body_size = body_sizes.get(body)
+    if body_size is None:
+      body_size = sum(hi - lo + 1 for _, lo, hi in _ranges(hostlist, body))
+      body_sizes[body] = body_size
+    if i < len(bodies) - 1 and body_size > _MAX_RANGE:
       raise ValueError(
           'Invalid hostlist %r: bracket group %d has %d hosts, more than '
           'Slurm\'s limit of %d for a group before the last' %
-          (hostlist, i + 1, group_size, _MAX_RANGE))
-    size *= group_size
+          (hostlist, i + 1, body_size, _MAX_RANGE))
+    size *= body_size
   return size
 
 
@@ -171,59 +209,51 @@ def _numbered_names(prefix, lo, hi, width, suffix):
   return names
 
 
-def _is_short(number_range):
-  lo, hi, _ = number_range
-  return hi - lo < _SHORT_RANGE
-
-
-def _group_names(prefix, group, suffix=''):
-  """Returns `prefix + number + suffix` for every number of a bracket group.
-
-  The numbers of a long range are written by `_numbered_names`; those of
-  short ranges (a fragmented node list has thousands) are formatted one by
-  one, a run of short ranges in one pass.
+def _group_names(hostlist, prefix, body, suffix=''):
+  """Returns `prefix + number + suffix` for every number of a bracket body.
 
   Args:
+    hostlist: The whole expression, for error messages.
     prefix: The text before the number.
-    group: A parsed bracket group: (lo, hi, width) ranges.
+    body: The text between the brackets.
     suffix: The text after the number.
   """
   names = []
-  for short, ranges in itertools.groupby(group, key=_is_short):
-    if short:
-      names += ['%s%0*d%s' % (prefix, width, number, suffix)
-                for lo, hi, width in ranges for number in range(lo, hi + 1)]
+  for low, lo, hi in _ranges(hostlist, body):
+    if lo == hi:
+      names.append(prefix + low + suffix)  # The number as written.
+    elif hi - lo < _SHORT_RANGE:
+      names += ['%s%0*d%s' % (prefix, len(low), number, suffix)
+                for number in range(lo, hi + 1)]
     else:
-      for lo, hi, width in ranges:
-        names += _numbered_names(prefix, lo, hi, width, suffix)
+      names += _numbered_names(prefix, lo, hi, len(low), suffix)
   return names
 
 
-def _expand_pattern(texts, groups):
-  """Expands one parsed item in the order `scontrol show hostnames` prints.
+def _expand_item(hostlist, item):
+  """Expands one item in the order `scontrol show hostnames` prints.
 
-  The last group varies fastest; the others, nested around it, vary from the
-  first (fastest) to the next-to-last (slowest). For two groups this is plain
-  row-major order: `r[1-2]n[1-2]` gives r1n1 r1n2 r2n1 r2n2.
+  The last bracket varies fastest; the others, nested around it, vary from
+  the first (fastest) to the next-to-last (slowest). For two brackets this is
+  plain row-major order: `r[1-2]n[1-2]` gives r1n1 r1n2 r2n1 r2n2.
 
   Args:
-    texts: Literal texts around the groups, one more than `groups`.
-    groups: Parsed bracket groups.
+    hostlist: The whole expression, for error messages.
+    item: One item of it that holds brackets.
 
   Returns:
     The list of names.
   """
-  if not groups:
-    return [texts[0]]
-  if len(groups) == 1:
+  texts, bodies = _split_item(hostlist, item)
+  if len(bodies) == 1:
     prefix, suffix = texts
-    return _group_names(prefix, groups[0], suffix)
-  values = [_group_names('', group) for group in groups]
-  order = list(range(len(groups) - 2, -1, -1)) + [len(groups) - 1]
+    return _group_names(hostlist, prefix, bodies[0], suffix)
+  values = [_group_names(hostlist, '', body) for body in bodies]
+  order = list(range(len(bodies) - 2, -1, -1)) + [len(bodies) - 1]
   names = []
   for combination in itertools.product(*(values[i] for i in order)):
     chosen = dict(zip(order, combination))
-    names.append(''.join(texts[i] + chosen[i] for i in range(len(groups))) +
+    names.append(''.join(texts[i] + chosen[i] for i in range(len(bodies))) +
                  texts[-1])
   return names
 
@@ -257,24 +287,37 @@ def expand_hostlist(hostlist):
   if not isinstance(hostlist, str):
     raise ValueError('Invalid hostlist %r: expected a string' % (hostlist,))
   items = _split_hostlist(hostlist)
-  # An item without brackets is a name as it stands (None here): a long list
-  # of names then costs no parsed object per name.
-  patterns = [
-      _parse_host_pattern(hostlist, item) if '[' in item else None
-      for item in items
-  ]
+  # Every item is checked and counted before any is expanded. The parsed
+  # items are not kept for the second pass: thousands of small objects that
+  # outlive a pass would make Python's garbage collector walk all objects of
+  # the process (TensorFlow's included), which costs more than parsing twice.
   total = 0
-  for pattern in patterns:
-    total += 1 if pattern is None else _pattern_size(hostlist, pattern[1])
+  body_sizes = {}
+  for item in items:
+    if '[' in item:
+      total += _item_size(hostlist, item, body_sizes)
+    else:
+      total += 1
     if total > _MAX_HOSTS:
       raise ValueError('Invalid hostlist %r: expands to more than %d hosts' %
                        (hostlist, _MAX_HOSTS))
   hosts = []
-  for item, pattern in zip(items, patterns):
-    if pattern is None:
+  # The numbers of short bracket bodies, formatted once per body: fragmented
+  # node lists repeat the same few bodies (`r1[1-2],r2[1-2],...`).
+  body_numbers = {}
+  for item in items:
+    if '[' not in item:
       hosts.append(item)
-    else:
-      hosts.extend(_expand_pattern(*pattern))
+      continue
+    texts, bodies = _split_item(hostlist, item)
+    if len(bodies) > 1 or body_sizes[bodies[0]] > _SHORT_RANGE:
+      hosts += _expand_item(hostlist, item)
+      continue
+    numbers = body_numbers.get(bodies[0])
+    if numbers is None:
+      numbers = body_numbers[bodies[0]] = _group_names(hostlist, '', bodies[0])
+    prefix, suffix = texts
+    hosts += [prefix + number + suffix for number in numbers]
   return hosts
 
 
@@ -323,6 +366,14 @@ def expand_tasks_per_node(tasks_per_node):
 
 def expand_hostlist_with_scontrol(hostlist, timeout=_SUBPROCESS_TIMEOUT_SECS):
   """Expands a hostlist with `scontrol show hostnames`, as TF r1.15 did."""
+  if not os.environ.get('SLURM_CONF') and not any(
+      os.path.exists(path) for path in _SLURM_CONF_PATHS):
+    raise RuntimeError(
+        'Cannot expand hostlist %r with scontrol: SLURM_CONF is not set and '
+        'there is no slurm.conf in %s, so scontrol would look for a Slurm '
+        'controller in DNS (Slurm sets SLURM_CONF in every task; outside a '
+        "task set it, or use hostlist_expansion='builtin')" %
+        (hostlist, ', '.join(_SLURM_CONF_PATHS)))
   command = ['scontrol', 'show', 'hostnames', hostlist]
   try:
     result = subprocess.run(
@@ -343,8 +394,6 @@ def expand_hostlist_with_scontrol(hostlist, timeout=_SUBPROCESS_TIMEOUT_SECS):
     raise ValueError('Invalid hostlist %r: scontrol says %s' %
                      (hostlist, output.strip()))
   return result.stdout.split()
-
-
 
 
 def expand_hostlist_checked(hostlist):

@@ -33,7 +33,7 @@ import itertools
 import os
 import re
 import stat
-from typing import Mapping, Optional, Sequence, Tuple
+from typing import Mapping, Optional, Tuple
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 
@@ -86,44 +86,25 @@ class SlurmGpus:
 
 
 @dataclasses.dataclass(frozen=True)
-class Runs:
-  """The tasks of a Slurm step, by rank, as runs of consecutive ranks.
-
-  Run i is the ranks `firsts[i]` to `firsts[i] + counts[i] - 1`, all on node
-  `nodes[i]` (an index into the step's nodes), where they are the tasks of
-  local indices `starts[i]` to `starts[i] + counts[i] - 1`; a task's local
-  index is its index among the step's tasks on its node, in rank order. The
-  block distribution has one run per node, cyclic one per task: the work on
-  a block step grows with its nodes, not with its tasks. The runs are kept
-  as columns, so that a step of many nodes needs no object per node.
-  """
-  firsts: Sequence[int]
-  nodes: Sequence[int]
-  starts: Sequence[int]
-  counts: Sequence[int]
-
-  @classmethod
-  def from_rows(cls, rows):
-    """Makes the runs from (first, node, start, count) rows in rank order."""
-    columns = tuple(zip(*rows))
-    return cls(*columns) if columns else cls((), (), (), ())
-
-  def __iter__(self):
-    """Yields (first, node, start, count) for every run, in rank order."""
-    return zip(self.firsts, self.nodes, self.starts, self.counts)
-
-
-@dataclasses.dataclass(frozen=True)
 class SlurmStep:
   """Where every task of a Slurm step runs, and what this task may use.
+
+  Ranks are dealt to the nodes in turns, as Slurm's task distributions do:
+  in each turn every node that still has tasks takes the next `chunk` of
+  them (fewer if it has fewer left). Block is one turn (`chunk` at least the
+  busiest node's count), cyclic takes one task per turn, plane N takes N.
+  The arbitrary distribution gives the node of every rank instead
+  (`rank_nodes`).
 
   Attributes:
     nodes: The step's node names, in the order Slurm numbers them
       (`SLURM_NODEID`).
     tasks_per_node: The number of tasks on each of `nodes`.
-    runs: Where every task of the step runs, by Slurm rank (`SLURM_PROCID`),
-      as `Runs`.
     task_index: This process's rank.
+    chunk: How many tasks a node takes per turn, or None when `rank_nodes`
+      says where every rank runs.
+    rank_nodes: For every rank, the index into `nodes` of its node, when
+      `chunk` is None.
     gpus: What Slurm says of this task's GPUs (`SlurmGpus`).
     node_components: For every node, its heterogeneous job component
       (`srun A : B`), or None if the step is not heterogeneous.
@@ -134,93 +115,94 @@ class SlurmStep:
   """
   nodes: Tuple[str, ...]
   tasks_per_node: Tuple[int, ...]
-  runs: Runs
   task_index: int
+  chunk: Optional[int] = None
+  rank_nodes: Optional[Tuple[int, ...]] = None
   gpus: 'SlurmGpus' = None
   node_components: Optional[Tuple[int, ...]] = None
   counts_source: str = ''
   reserved_ports: Optional[Tuple[int, ...]] = None
   job_step: Tuple[int, int] = (0, 0)
 
-  @property
+  @functools.cached_property
   def num_tasks(self):
     return sum(self.tasks_per_node)
+
+  @functools.cached_property
+  def busiest(self):
+    """The number of tasks on the busiest node."""
+    return max(self.tasks_per_node, default=0)
+
+  @functools.cached_property
+  def fewest(self):
+    """The number of tasks on the least busy node."""
+    return min(self.tasks_per_node, default=0)
 
   @property
   def heterogeneous(self):
     return self.node_components is not None
 
+  def turns(self):
+    """Yields the turns of the deal in rank order: (first, nodes, sizes).
+
+    In the turn whose first local index is `first`, each of `nodes` (node
+    indices, in order) takes its next tasks, one node after the other:
+    `sizes[i]` of them for `nodes[i]`, or `chunk` each when `sizes` is None
+    (every node still has that many).
+    """
+    counts, chunk = self.tasks_per_node, self.chunk
+    nodes = range(len(counts))
+    for first in range(0, self.busiest, chunk):
+      if first + chunk <= self.fewest:
+        yield first, nodes, None
+        continue
+      nodes = [node for node in nodes if counts[node] > first]
+      yield first, nodes, [min(chunk, counts[node] - first) for node in nodes]
+
   def place(self, rank):
     """Returns (node index, local index) of the task of rank `rank`."""
-    runs = self.runs
-    run = bisect.bisect_right(runs.firsts, rank) - 1
-    return runs.nodes[run], runs.starts[run] + rank - runs.firsts[run]
+    if self.chunk is None:
+      node = self.rank_nodes[rank]
+      return node, self.rank_nodes[:rank].count(node)
+    for first, nodes, sizes in self.turns():
+      if sizes is None:
+        if rank < len(nodes) * self.chunk:
+          return nodes[rank // self.chunk], first + rank % self.chunk
+        rank -= len(nodes) * self.chunk
+        continue
+      ends = list(itertools.accumulate(sizes))
+      if rank < ends[-1]:
+        turn = bisect.bisect_right(ends, rank)
+        return nodes[turn], first + rank - (ends[turn - 1] if turn else 0)
+      rank -= ends[-1]
+    raise IndexError('rank %d is not in the step' % rank)
 
   def node_ranks(self, node):
     """Returns the ranks of the tasks on node index `node`, in order."""
-    return [
-        rank for first, run_node, _, count in self.runs if run_node == node
-        for rank in range(first, first + count)
-    ]
+    if self.chunk is None:
+      return [rank for rank, other in enumerate(self.rank_nodes)
+              if other == node]
+    ranks = []
+    before = 0
+    for _, nodes, sizes in self.turns():
+      if sizes is None:
+        sizes = [self.chunk] * len(nodes)
+      if node in nodes:
+        turn = nodes.index(node)
+        start = before + sum(sizes[:turn])
+        ranks.extend(range(start, start + sizes[turn]))
+      before += sum(sizes)
+    return ranks
 
   @functools.cached_property
   def task_nodes(self):
     """For every task, by rank, the index into `nodes` of its node."""
-    return [node for _, node, _, count in self.runs for _ in range(count)]
+    return [self.place(rank)[0] for rank in range(self.num_tasks)]
 
   @functools.cached_property
   def local_indices(self):
     """Each task's index among the step's tasks on its node, by rank."""
-    return [
-        index for _, _, local, count in self.runs
-        for index in range(local, local + count)
-    ]
-
-
-def _runs(task_nodes, num_nodes):
-  """Returns the `Runs` of the node index of every rank."""
-  rows = []
-  seen = [0] * num_nodes
-  first = 0
-  for node, ranks in itertools.groupby(task_nodes):
-    count = sum(1 for _ in ranks)
-    rows.append((first, node, seen[node], count))
-    seen[node] += count
-    first += count
-  return Runs.from_rows(rows)
-
-
-def _deal(counts, chunk):
-  """Deals ranks to nodes in turn, `chunk` at a time, skipping full nodes.
-
-  This is Slurm's cyclic (chunk 1) and plane (chunk = plane size)
-  distribution. The work is linear in the number of tasks.
-
-  Args:
-    counts: Tasks on each node, in node order.
-    chunk: How many consecutive ranks a node takes per turn.
-
-  Returns:
-    The `Runs` of the step: a run per turn of a node.
-  """
-  left = list(counts)
-  active = [node for node, count in enumerate(counts) if count]
-  rows = []
-  first = 0
-  while active:
-    for node in active:
-      take = min(chunk, left[node])
-      rows.append((first, node, counts[node] - left[node], take))
-      first += take
-      left[node] -= take
-    active = [node for node in active if left[node]]
-  return Runs.from_rows(rows)
-
-
-def _block(counts):
-  """Returns the `Runs` of the block distribution: one run per node."""
-  firsts = tuple(itertools.accumulate(counts, initial=0))[:-1]
-  return Runs(firsts, range(len(counts)), (0,) * len(counts), tuple(counts))
+    return [self.place(rank)[1] for rank in range(self.num_tasks)]
 
 
 def _node_level(distribution):
@@ -358,7 +340,7 @@ def _read_hostfile(path, num_tasks, longest_name):
                      (path, e.start)) from None
 
 
-def _hostfile_runs(path, nodes, counts, expand):
+def _hostfile_rank_nodes(path, nodes, counts, expand):
   """Reads the arbitrary distribution's host of each rank from SLURM_HOSTFILE.
 
   Args:
@@ -369,7 +351,7 @@ def _hostfile_runs(path, nodes, counts, expand):
     expand: The hostlist expander.
 
   Returns:
-    The `Runs` of the step.
+    The index into `nodes` of the node of every rank.
 
   Raises:
     RuntimeError: If the file cannot be read (tasks that could not read it
@@ -400,7 +382,7 @@ def _hostfile_runs(path, nodes, counts, expand):
         'SLURM_HOSTFILE=%r puts %d ranks on nodes %s, but Slurm says the '
         'step runs %s tasks on them' %
         (path, len(names), list(nodes), counts))
-  return _runs(task_nodes, len(nodes))
+  return tuple(task_nodes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -509,27 +491,28 @@ def _het_task_index(environ, nodes, counts):
 
 
 def _layout(environ, nodes, counts, expand, is_batch):
-  """Orders the nodes as Slurm numbers them and places every rank on one.
+  """Orders the nodes as Slurm numbers them and says how ranks are dealt.
 
   Returns:
-    (nodes, counts, the `Runs` of the step, the heterogeneous component of
-    every node or None).
+    (nodes, counts, chunk, rank_nodes, the heterogeneous component of every
+    node or None), as in `SlurmStep`.
   """
   components = None if is_batch else _het_components(environ, nodes, expand)
+  block = max(counts, default=1)
   if components is not None:
     order = sorted(range(len(nodes)), key=components.__getitem__)
-    nodes = tuple(nodes[i] for i in order)
-    counts = [counts[i] for i in order]
-    return nodes, counts, _block(counts), tuple(components[i] for i in order)
+    return (tuple(nodes[i] for i in order), [counts[i] for i in order], block,
+            None, tuple(components[i] for i in order))
   kind, chunk = _parse_distribution(
       environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
   if kind == 'block':
-    return nodes, counts, _block(counts), None
+    return nodes, counts, block, None, None
   if kind in ('cyclic', 'plane'):
-    return nodes, counts, _deal(counts, chunk), None
+    return nodes, counts, chunk, None, None
   hostfile = _require(environ, 'SLURM_HOSTFILE',
                       ' SLURM_DISTRIBUTION=arbitrary needs it.')
-  return nodes, counts, _hostfile_runs(hostfile, nodes, counts, expand), None
+  return (nodes, counts, None,
+          _hostfile_rank_nodes(hostfile, nodes, counts, expand), None)
 
 
 def _parse_variable(name, value, parse, where=''):
@@ -787,8 +770,8 @@ def read_step(environ,
   if len(set(nodes)) != len(nodes):
     raise ValueError('%s=%r names a node twice' %
                      (variables.nodelist_var, environ[variables.nodelist_var]))
-  nodes, counts, runs, node_components = _layout(environ, nodes, counts,
-                                                 expand, variables.is_batch)
+  nodes, counts, chunk, rank_nodes, node_components = _layout(
+      environ, nodes, counts, expand, variables.is_batch)
   if node_components is None:
     rank = parse_int('SLURM_PROCID', environ['SLURM_PROCID'], 0,
                      MAX_TASKS - 1)
@@ -804,8 +787,9 @@ def read_step(environ,
   step = SlurmStep(
       nodes=tuple(nodes),
       tasks_per_node=tuple(counts),
-      runs=runs,
       task_index=rank,
+      chunk=chunk,
+      rank_nodes=rank_nodes,
       gpus=read_gpus(environ),
       node_components=node_components,
       counts_source=counts_source,
@@ -862,7 +846,7 @@ def block_step(configuration, rank, gpus):
   return SlurmStep(
       nodes=tuple(configuration),
       tasks_per_node=counts,
-      runs=_block(counts),
       task_index=rank,
+      chunk=max(counts, default=1),
       gpus=gpus,
       counts_source=source)

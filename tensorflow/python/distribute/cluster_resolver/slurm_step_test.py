@@ -47,7 +47,7 @@ class ReadStepTest(parameterized.TestCase):
                      _placements(step))
 
   def testPlaneDealsBlocksOfThePlaneSize(self):
-    # srun -N2 -n6 -m plane=2 (tests/fixtures/slurm-env/n6-N2-plane2).
+    # srun -N2 -n6 -m plane=2 (as recorded on Slurm 22.05).
     step = slurm_step.read_step(
         slurm_test_util.step_env('n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1', 4,
                                  SLURM_DISTRIBUTION='plane',

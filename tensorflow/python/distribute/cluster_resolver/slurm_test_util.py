@@ -14,8 +14,8 @@
 # ==============================================================================
 """Slurm environments as real steps set them, and a base for resolver tests.
 
-The environments follow what Slurm 22.05 really sets in every task (see
-the recorded steps described in the project's fixtures NOTES).
+The environments follow what Slurm 22.05 really set in every task of real
+steps recorded on a test cluster.
 """
 
 import os
@@ -49,6 +49,7 @@ def step_env(nodelist, tasks_per_node, rank_hosts, rank, node_ids=None,
   nodes = node_ids.split() if node_ids else list(dict.fromkeys(hosts))
   host = hosts[rank]
   env = {
+      'SLURM_CONF': '/etc/slurm/slurm.conf',
       'SLURM_JOB_ID': '42',
       'SLURM_JOB_NODELIST': nodelist,
       'SLURM_NODELIST': nodelist,
@@ -77,7 +78,7 @@ def step_env(nodelist, tasks_per_node, rank_hosts, rank, node_ids=None,
 
 
 # The batch script of `sbatch -N2 --ntasks-per-node=2 --gres=gpu:2`
-# (tests/fixtures/slurm-env/sbatch-N2-ntpn2-gres2/batch.env): no SLURM_STEP_*.
+# (as recorded on Slurm 22.05): no SLURM_STEP_*.
 BATCH_ENV = {
     'CUDA_VISIBLE_DEVICES': '0,1',
     'ENVIRONMENT': 'BATCH',
@@ -100,7 +101,7 @@ BATCH_ENV = {
 }
 
 # The shell of `salloc -N3 -n5` on the submit host
-# (tests/fixtures/slurm-env/salloc-N3-n5/salloc.env): no task variables.
+# (as recorded on Slurm 22.05): no task variables.
 SALLOC_ENV = {
     'SLURM_JOB_CPUS_PER_NODE': '3,1(x2)',
     'SLURM_JOB_ID': '26',
@@ -126,7 +127,7 @@ NVIDIA_SMI_TWO_GPUS = (
     'GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-8d1e7a0f-2c44-8e1b-77a2)\n')
 
 
-# srun -n5 -N2, with and without -m cyclic (tests/fixtures/slurm-env/n5-N2*):
+# srun -n5 -N2, with and without -m cyclic (as recorded on Slurm 22.05):
 # (SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE, node of each rank, spec).
 N2_N5_BLOCK = ('n[1-2]', '4,1', 'n1 n1 n1 n1 n2',
                 ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888'])
@@ -141,7 +142,7 @@ def completed(returncode=0, stdout='', stderr=''):
 def cyclic_env(rank, **overrides):
   """Task `rank` of `srun -n5 -N2 -m cyclic`.
 
-  As tests/fixtures/slurm-env/n5-N2-cyclic: ranks 0, 2, 3, 4 run on n1, rank
+  As recorded on Slurm 22.05: ranks 0, 2, 3, 4 run on n1, rank
   1 on n2.
   """
   return step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', rank,
@@ -154,8 +155,8 @@ def het_variables(scheme, *component_nodelists):
 
   Args:
     scheme: 'slurm_22_05' for SLURM_HET_SIZE, SLURM_PACK_SIZE and
-      SLURM_JOB_NODELIST_PACK_GROUP_<n>, as Slurm 22.05 sets them
-      (tests/fixtures/slurm-env/het-*); 'het_group' for SLURM_HET_SIZE and
+      SLURM_JOB_NODELIST_PACK_GROUP_<n>, as Slurm 22.05 sets them;
+      'het_group' for SLURM_HET_SIZE and
       SLURM_JOB_NODELIST_HET_GROUP_<n>, as newer Slurm names them.
     *component_nodelists: The node list of each component, in order.
 
@@ -175,7 +176,7 @@ def het_variables(scheme, *component_nodelists):
 HET_SCHEMES = (('_slurm_22_05', 'slurm_22_05'), ('_het_group', 'het_group'))
 
 # The GPU variables of each rank of `srun -N1 -n1 : -N2 -n3 --gpus-per-task=1`
-# (tests/fixtures/slurm-env/het-N1n1-N2n3-gpu): component 0 has no GPUs (and
+# (as recorded on Slurm 22.05): component 0 has no GPUs (and
 # no CUDA_VISIBLE_DEVICES); rank 3, alone on n3, gets no SLURMD_TRES_BIND.
 HET_GPU_VARIABLES = (
     {},
@@ -191,7 +192,7 @@ HET_GPU_VARIABLES = (
 def het_gpu_env(rank, scheme='slurm_22_05', **overrides):
   """Task `rank` of `srun -N1 -n1 : -N2 -n3 --gpus-per-task=1`.
 
-  As tests/fixtures/slurm-env/het-N1n1-N2n3-gpu: component 0 is rank 0 on n1,
+  As recorded on Slurm 22.05: component 0 is rank 0 on n1,
   component 1 ranks 1-2 on n2 and rank 3 on n3; the step's node list is
   n[1-3] with tasks per node 1,2,1.
 
@@ -223,7 +224,7 @@ def het_later_node_env(rank, scheme='slurm_22_05', **overrides):
 def gres_env(rank, tasks_per_node, rank_hosts):
   """Task `rank` of `srun -N2 -n<N> --gres=gpu:2`: every task sees 0,1.
 
-  E.g. tests/fixtures/slurm-env/N2-n3-gres-gpu2 ('2,1', 'n1 n1 n2').
+  E.g. `srun -N2 -n3 --gres=gpu:2` ('2,1', 'n1 n1 n2').
   """
   return step_env('n[1-2]', tasks_per_node, rank_hosts, rank,
                    CUDA_VISIBLE_DEVICES='0,1', SLURM_STEP_GPUS='0,1',

@@ -1,0 +1,29 @@
+# Copyright 2026 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""This repository's SlurmClusterResolver for an installed pip TensorFlow.
+
+`pip install` of the repository (or of its wheel) into an environment that
+has TensorFlow 2.21 installs this package and `tf_slurm_resolver.pth` beside
+it in site-packages. Built by the repository's `setup.py`, the package holds
+a copy of the repository's `tf_overlay.py` (`tf_slurm_resolver.tf_overlay`)
+and of its `tensorflow/**.py` modules (under `tf_slurm_resolver/tensorflow/`,
+a plain folder: `import tensorflow` still finds pip TensorFlow). The `.pth`
+line runs `tf_slurm_resolver._startup` when Python starts, before any program
+can import TensorFlow; it puts the overlay's finder first on `sys.meta_path`,
+so TensorFlow's own start-up loads the resolver from here and
+`tf.distribute.cluster_resolver.SlurmClusterResolver` is this one. Nothing is
+written into TensorFlow's folders: `pip uninstall tf-slurm-resolver` restores
+TensorFlow's resolver.
+"""

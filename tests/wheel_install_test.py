@@ -1,0 +1,195 @@
+"""pip installs the repository's wheel beside TensorFlow, and uninstalls it.
+
+Once for the class: a copy of the repository is built into a wheel (pip,
+setuptools' backend from pyproject.toml, `--no-build-isolation --no-index`:
+no network at all); a fresh venv is made (`--without-pip`, driven by this
+Python's pip through `pip --python`) in which the TensorFlow of the Python
+running this test is installed the way a second site-packages folder is: a
+`.pth` line that puts its site-packages on `sys.path`, so that TensorFlow is
+not copied or reinstalled (seconds, not minutes) and only the wheel's files
+land in the venv's own site-packages. Then, each in a new interpreter:
+which `SlurmClusterResolver` TensorFlow has with the wheel installed, the
+explain command, `pip uninstall`, and TensorFlow's class again.
+
+Skipped only if this Python has no TensorFlow, or no setuptools and wheel to
+build with, or no pip.
+"""
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+
+from absl.testing import absltest
+
+
+_REPO_ROOT = os.path.realpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+_MODULE_PATH = os.path.join("tensorflow", "python", "distribute",
+                            "cluster_resolver", "slurm_cluster_resolver.py")
+_EXPLAIN_MODULE = "tensorflow.python.distribute.cluster_resolver.slurm_explain"
+_DIST = "tf-slurm-resolver"
+_PACKAGE = "tf_slurm_resolver"
+# What a program sees: where TensorFlow's public class comes from.
+_PROBE = """\
+import inspect, json
+import tensorflow as tf
+cls = tf.distribute.cluster_resolver.SlurmClusterResolver
+print("PROBE " + json.dumps({
+    "resolver": inspect.getsourcefile(cls),
+    "v1_is_v2": tf.compat.v1.distribute.cluster_resolver.SlurmClusterResolver
+                is cls,
+    "tensorflow": tf.__file__,
+}))
+"""
+
+
+def _cannot_run_reason():
+  """Why this test cannot run with this Python, or None."""
+  if importlib.util.find_spec("tensorflow") is None:
+    return "no TensorFlow in %s to install the wheel beside" % sys.executable
+  for module in ("pip", "setuptools", "wheel", "venv"):
+    if importlib.util.find_spec(module) is None:
+      return ("building and installing the wheel offline needs %s in %s" %
+              (module, sys.executable))
+  return None
+
+
+def _sha256(path):
+  with open(path, "rb") as f:
+    return hashlib.sha256(f.read()).hexdigest()
+
+
+def _repo_modules():
+  """{path under tensorflow/: sha256} of the modules the wheel must ship."""
+  found = {}
+  for dirpath, _, filenames in os.walk(os.path.join(_REPO_ROOT, "tensorflow")):
+    for name in filenames:
+      if name.endswith(".py") and not name.endswith("_test.py"):
+        path = os.path.join(dirpath, name)
+        found[os.path.relpath(path, _REPO_ROOT)] = _sha256(path)
+  return found
+
+
+class WheelInstallTest(absltest.TestCase):
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    reason = _cannot_run_reason()
+    if reason:
+      raise unittest.SkipTest(reason)
+    cls.tmp = tempfile.mkdtemp(prefix="wheel_install_test_")
+    cls.env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
+    cls.env.update(TF_CPP_MIN_LOG_LEVEL="2", PIP_NO_INDEX="1",
+                   PIP_DISABLE_PIP_VERSION_CHECK="1")
+    tf_dir = importlib.util.find_spec("tensorflow").submodule_search_locations
+    cls.tf_site = os.path.dirname(list(tf_dir)[0])
+    cls.tf_module = os.path.join(cls.tf_site, _MODULE_PATH)
+    cls.tf_module_sha = _sha256(cls.tf_module)
+
+    # A copy of the repository: the build writes build/ and *.egg-info.
+    src = os.path.join(cls.tmp, "src")
+    shutil.copytree(_REPO_ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "bazel-*", "__pycache__", ".pytest_cache", "build",
+        "dist", "*.egg-info"))
+    dist = os.path.join(cls.tmp, "dist")
+    cls.build = cls.run_cmd(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps",
+         "--no-build-isolation", "--no-index", "-w", dist, src])
+    wheels = os.listdir(dist) if os.path.isdir(dist) else []
+    cls.wheel = os.path.join(dist, wheels[0]) if len(wheels) == 1 else None
+
+    venv = os.path.join(cls.tmp, "venv")
+    cls.run_cmd([sys.executable, "-m", "venv", "--without-pip", venv],
+                check=True)
+    cls.python = os.path.join(venv, "bin", "python")
+    cls.site = cls.run_cmd(
+        [cls.python, "-c",
+         "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True).stdout.strip()
+    with open(os.path.join(cls.site, "_tensorflow_beside.pth"), "w") as f:
+      f.write(cls.tf_site + "\n")
+
+    pip = [sys.executable, "-m", "pip", "--python", cls.python]
+    cls.install = cls.run_cmd(pip + ["install", "--no-deps", cls.wheel or
+                                     "(no wheel was built)"])
+    cls.installed = cls.run_cmd([cls.python, "-c", _PROBE])
+    served = os.path.join(cls.site, _PACKAGE, _MODULE_PATH)
+    cls.served_sha = _sha256(served) if os.path.exists(served) else None
+    cls.explain = cls.run_cmd(
+        [cls.python, "-m", _EXPLAIN_MODULE, "--help"])
+    cls.uninstall = cls.run_cmd(pip + ["uninstall", "-y", _DIST])
+    cls.uninstalled_files = sorted(os.listdir(cls.site))
+    cls.uninstalled = cls.run_cmd([cls.python, "-c", _PROBE])
+
+  @classmethod
+  def tearDownClass(cls):
+    shutil.rmtree(cls.tmp, ignore_errors=True)
+    super().tearDownClass()
+
+  @classmethod
+  def run_cmd(cls, argv, check=False):
+    # cwd: a folder without Python files, so '' on sys.path finds nothing.
+    return subprocess.run(argv, capture_output=True, text=True, env=cls.env,
+                          cwd=cls.tmp, timeout=300, check=check)
+
+  def probe(self, proc):
+    self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("PROBE ")]
+    self.assertLen(lines, 1, proc.stdout)
+    return json.loads(lines[0][len("PROBE "):])
+
+  def test_wheel_ships_only_its_package_and_pth(self):
+    self.assertIsNotNone(self.wheel, self.build.stdout + self.build.stderr)
+    with zipfile.ZipFile(self.wheel) as wheel:
+      names = wheel.namelist()
+      shipped = {
+          name[len(_PACKAGE) + 1:]: hashlib.sha256(wheel.read(name)).hexdigest()
+          for name in names if name.startswith(_PACKAGE + "/tensorflow/")}
+    outside = [n for n in names
+               if not n.startswith((_PACKAGE + "/", _PACKAGE + "-"))
+               and n != _PACKAGE + ".pth"]
+    # Nothing for TensorFlow's folders (or a top-level sitecustomize).
+    self.assertEqual(outside, [])
+    # The repository's modules, unchanged, tests left out.
+    self.assertEqual(shipped, _repo_modules())
+
+  def test_installed_wheel_gives_tensorflow_this_resolver(self):
+    self.assertEqual(self.install.returncode, 0, self.install.stderr)
+    seen = self.probe(self.installed)
+    served = os.path.join(self.site, _PACKAGE, _MODULE_PATH)
+    self.assertEqual(os.path.realpath(seen["resolver"]),
+                     os.path.realpath(served))
+    self.assertEqual(self.served_sha,
+                     _sha256(os.path.join(_REPO_ROOT, _MODULE_PATH)))
+    self.assertTrue(seen["v1_is_v2"])
+    # TensorFlow itself is the one beside, not reinstalled.
+    self.assertEqual(os.path.dirname(seen["tensorflow"]),
+                     os.path.join(self.tf_site, "tensorflow"))
+
+  def test_installed_wheel_runs_the_explain_command(self):
+    self.assertEqual(self.explain.returncode, 0, self.explain.stderr)
+    # TensorFlow's module has no command line: this usage is the overlay's.
+    self.assertIn("usage: python -m %s" % _EXPLAIN_MODULE,
+                  self.explain.stdout)
+
+  def test_uninstall_restores_tensorflows_resolver(self):
+    self.assertEqual(self.uninstall.returncode, 0, self.uninstall.stderr)
+    self.assertEqual(
+        os.path.realpath(self.probe(self.uninstalled)["resolver"]),
+        os.path.realpath(self.tf_module))
+    # Only the venv's own .pth is left, and TensorFlow's file is intact.
+    self.assertEqual(self.uninstalled_files, ["_tensorflow_beside.pth"])
+    self.assertEqual(_sha256(self.tf_module), self.tf_module_sha)
+
+
+if __name__ == "__main__":
+  absltest.main()
