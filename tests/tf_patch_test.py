@@ -403,6 +403,7 @@ class TfPatchTest(absltest.TestCase):
         '    main = "slurm_cluster_resolver_test.py",\n'
         '    deps = [\n'
         '        ":slurm_cluster_resolver_py",\n'
+        '        ":slurm_hostlist_py",\n'
         '        ":slurm_test_util",\n'
         '        "//tensorflow/python:client_testlib",\n'
         '        "//tensorflow/python:framework_for_generated_wrappers",\n'
