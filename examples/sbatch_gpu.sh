@@ -7,7 +7,9 @@
 #   sbatch examples/sbatch_gpu.sh [train_mwms.py options, e.g. --epochs 5]
 # PYTHON: a Python with GPU TensorFlow (e.g. pip install 'tensorflow[and-cuda]')
 # [python3]. The repository root goes on PYTHONPATH so that pip TensorFlow
-# uses this repository's resolver. Adapt partition, account and time.
+# uses this repository's resolver. Adapt partition, account, time and
+# --cpus-per-task (4 tasks x 4 CPUs need 16 CPUs per node; on the Slurm lab's
+# 4-CPU nodes: sbatch -p debug --cpus-per-task=1 examples/sbatch_gpu.sh).
 #SBATCH --job-name=tf-mwms-gpu
 #SBATCH --nodes=2
 #SBATCH --ntasks-per-node=4
