@@ -4,6 +4,7 @@
 # by SlurmClusterResolver() alone: worker i is Slurm rank i, at <node>:8888
 # or <node>:8889. Submit from the repository root:
 #   sbatch examples/sbatch_cpu.sh [train_mwms.py options, e.g. --epochs 5]
+# (or from elsewhere with REPO=/path/to/repo, which sbatch passes on).
 # PYTHON: a Python with TensorFlow [python3]. The repository root goes on
 # PYTHONPATH so that pip TensorFlow uses this repository's resolver. Adapt
 # partition, account and time; the integration tests run this script on the
@@ -16,7 +17,7 @@
 #SBATCH --output=tf-mwms-cpu-%j.out
 set -euo pipefail
 
-repo="${TF_SLURM_REPO:-${SLURM_SUBMIT_DIR:-$PWD}}"
+repo="${REPO:-${SLURM_SUBMIT_DIR:-$PWD}}"
 export PYTHONPATH="${repo}${PYTHONPATH:+:${PYTHONPATH}}"
 echo "job ${SLURM_JOB_ID}: nodes ${SLURM_JOB_NODELIST}, tasks per node" \
      "${SLURM_TASKS_PER_NODE}"

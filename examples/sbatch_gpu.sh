@@ -5,6 +5,7 @@
 # own one (by SLURM_LOCALID); with --gpus-per-task=1 or --gpu-bind instead,
 # each task keeps the GPU Slurm bound to it. Submit from the repository root:
 #   sbatch examples/sbatch_gpu.sh [train_mwms.py options, e.g. --epochs 5]
+# (or from elsewhere with REPO=/path/to/repo, which sbatch passes on).
 # PYTHON: a Python with GPU TensorFlow (e.g. pip install 'tensorflow[and-cuda]')
 # [python3]. The repository root goes on PYTHONPATH so that pip TensorFlow
 # uses this repository's resolver. Adapt partition, account, time and
@@ -19,7 +20,7 @@
 #SBATCH --output=tf-mwms-gpu-%j.out
 set -euo pipefail
 
-repo="${TF_SLURM_REPO:-${SLURM_SUBMIT_DIR:-$PWD}}"
+repo="${REPO:-${SLURM_SUBMIT_DIR:-$PWD}}"
 export PYTHONPATH="${repo}${PYTHONPATH:+:${PYTHONPATH}}"
 echo "job ${SLURM_JOB_ID}: nodes ${SLURM_JOB_NODELIST}, tasks per node" \
      "${SLURM_TASKS_PER_NODE}, GPUs here ${CUDA_VISIBLE_DEVICES:-none}"
