@@ -16,6 +16,7 @@
 
 import dataclasses
 import itertools
+import operator
 import os
 import re
 import subprocess
@@ -143,8 +144,10 @@ def _task_jobs(step, jobs, het_jobs):
   # Components are laid out one after the other (`slurm_step`).
   job_runs = []
   for component, nodes in itertools.groupby(
-      zip(step.node_components, step.tasks_per_node), key=lambda x: x[0]):
-    name, count = het_jobs[component], sum(count for _, count in nodes)
+      zip(step.node_components, step.tasks_per_node),
+      key=operator.itemgetter(0)):
+    name = het_jobs[component]
+    count = sum(map(operator.itemgetter(1), nodes))
     if job_runs and job_runs[-1][0] == name:
       count += job_runs.pop()[1]
     job_runs.append((name, count))
@@ -265,7 +268,10 @@ def _addresses(step, ports):
     if sizes is None:
       texts = port_texts[first:first + step.chunk]
       names = hosts if len(nodes) == len(hosts) else [hosts[i] for i in nodes]
-      addresses += [name + text for name in names for text in texts]
+      if len(texts) == 1:  # One task per node and turn, as in cyclic.
+        addresses += [name + texts[0] for name in names]
+      else:
+        addresses += [name + text for name in names for text in texts]
     else:
       addresses += [
           hosts[node] + text for node, size in zip(nodes, sizes)

@@ -186,7 +186,11 @@ class SlurmStep:
     before = 0
     for _, nodes, sizes in self.turns():
       if sizes is None:
-        sizes = [self.chunk] * len(nodes)
+        if node in nodes:
+          start = before + nodes.index(node) * self.chunk
+          ranks.extend(range(start, start + self.chunk))
+        before += len(nodes) * self.chunk
+        continue
       if node in nodes:
         turn = nodes.index(node)
         start = before + sum(sizes[:turn])
@@ -340,7 +344,7 @@ def _read_hostfile(path, num_tasks, longest_name):
                      (path, e.start)) from None
 
 
-def _hostfile_rank_nodes(path, nodes, counts, expand):
+def _hostfile_rank_nodes(path, nodes, counts, counts_source, expand):
   """Reads the arbitrary distribution's host of each rank from SLURM_HOSTFILE.
 
   Args:
@@ -348,6 +352,7 @@ def _hostfile_rank_nodes(path, nodes, counts, expand):
       more per line, `#` starts a comment.
     nodes: The step's node names.
     counts: Tasks on each node.
+    counts_source: Where `counts` came from, for error messages.
     expand: The hostlist expander.
 
   Returns:
@@ -379,9 +384,9 @@ def _hostfile_rank_nodes(path, nodes, counts, expand):
   if collections.Counter(task_nodes) != collections.Counter(
       dict(enumerate(counts))):
     raise RuntimeError(
-        'SLURM_HOSTFILE=%r puts %d ranks on nodes %s, but Slurm says the '
-        'step runs %s tasks on them' %
-        (path, len(names), list(nodes), counts))
+        'SLURM_HOSTFILE=%r puts %d ranks on nodes %s, but the step runs %s '
+        'tasks on them (%s)' %
+        (path, len(names), list(nodes), counts, counts_source))
   return tuple(task_nodes)
 
 
@@ -490,7 +495,7 @@ def _het_task_index(environ, nodes, counts):
   return sum(counts[:node]) + local
 
 
-def _layout(environ, nodes, counts, expand, is_batch):
+def _layout(environ, nodes, counts, counts_source, expand, is_batch):
   """Orders the nodes as Slurm numbers them and says how ranks are dealt.
 
   Returns:
@@ -501,8 +506,9 @@ def _layout(environ, nodes, counts, expand, is_batch):
   block = max(counts, default=1)
   if components is not None:
     order = sorted(range(len(nodes)), key=components.__getitem__)
-    return (tuple(nodes[i] for i in order), [counts[i] for i in order], block,
-            None, tuple(components[i] for i in order))
+    return (tuple(map(nodes.__getitem__, order)),
+            list(map(counts.__getitem__, order)), block, None,
+            tuple(map(components.__getitem__, order)))
   kind, chunk = _parse_distribution(
       environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
   if kind == 'block':
@@ -512,7 +518,8 @@ def _layout(environ, nodes, counts, expand, is_batch):
   hostfile = _require(environ, 'SLURM_HOSTFILE',
                       ' SLURM_DISTRIBUTION=arbitrary needs it.')
   return (nodes, counts, None,
-          _hostfile_rank_nodes(hostfile, nodes, counts, expand), None)
+          _hostfile_rank_nodes(hostfile, nodes, counts, counts_source, expand),
+          None)
 
 
 def _parse_variable(name, value, parse, where=''):
@@ -759,27 +766,28 @@ def read_step(environ,
            ' Launch the program with srun (inside sbatch or salloc).')
   nodes, counts, counts_source = _node_counts(environ, variables,
                                              tasks_per_node, expand)
+  total = sum(counts)
   if variables.num_tasks_var in environ:
     num_tasks = parse_int(variables.num_tasks_var,
                           environ[variables.num_tasks_var], 1, MAX_TASKS)
-    if num_tasks != sum(counts):
+    if num_tasks != total:
       raise RuntimeError(
           '%s=%d but the tasks per node (%s) add up to %d; launch the program '
           'with srun so that the step variables are consistent' %
-          (variables.num_tasks_var, num_tasks, counts_source, sum(counts)))
+          (variables.num_tasks_var, num_tasks, counts_source, total))
   if len(set(nodes)) != len(nodes):
     raise ValueError('%s=%r names a node twice' %
                      (variables.nodelist_var, environ[variables.nodelist_var]))
   nodes, counts, chunk, rank_nodes, node_components = _layout(
-      environ, nodes, counts, expand, variables.is_batch)
+      environ, nodes, counts, counts_source, expand, variables.is_batch)
   if node_components is None:
     rank = parse_int('SLURM_PROCID', environ['SLURM_PROCID'], 0,
                      MAX_TASKS - 1)
   else:
     rank = _het_task_index(environ, nodes, counts)
-  if rank >= sum(counts):
+  if rank >= total:
     raise RuntimeError('SLURM_PROCID=%d but the step has only %d tasks (%s)' %
-                       (rank, sum(counts), counts_source))
+                       (rank, total, counts_source))
   reserved_ports = environ.get('SLURM_STEP_RESV_PORTS')
   if reserved_ports is not None:
     reserved_ports = _parse_variable('SLURM_STEP_RESV_PORTS', reserved_ports,
