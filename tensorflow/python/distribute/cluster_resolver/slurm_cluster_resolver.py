@@ -457,13 +457,17 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   if defaults and gpus_per_node and not per_task:
     per_task = 1
     sharers = _gpu_sharers(gpus_per_node, on_node, local)
+    if sharers > 1:
+      shared = ('this task\'s GPU is used by %d tasks of this node '
+                '(TF_FORCE_GPU_ALLOW_GROWTH=true unless set, so that they do '
+                'not each reserve all of its memory)' % sharers)
+    else:
+      shared = 'this task has its GPU to itself'
     logging.warning(
-        'This node has %d GPUs (%s) for %d tasks of the step, and the busiest '
-        'node %d: every task uses one GPU, and this task\'s GPU is used by %d '
-        'task(s) of this node%s. Pass gpus_per_task to choose otherwise.',
-        gpus_per_node, source, on_node, busiest, sharers,
-        ' (TF_FORCE_GPU_ALLOW_GROWTH=true unless set, so that they do not '
-        'each reserve all of its memory)' if sharers > 1 else '')
+        'The busiest node of the step runs %d tasks, more than its GPUs: '
+        'every task uses one GPU. This node has %d GPUs (%s) for %d tasks; '
+        '%s. Pass gpus_per_task to choose otherwise.', busiest, gpus_per_node,
+        source, on_node, shared)
   elif gpus_per_node and not per_task:
     logging.warning('This node has %d GPUs (%s) for %d tasks: this task gets '
                     'none.', gpus_per_node, source, on_node)

@@ -837,8 +837,8 @@ class DefaultGpuCountTest(slurm_test_util.ResolverTestCase):
     self.assertEqual(before, dict(os.environ))
     self.assertEqual({'GPU': 1}, resolver.num_accelerators())
 
-  @parameterized.named_parameters(('_shared', 2, 'used by 2 task'),
-                                  ('_own', 1, 'used by 1 task'))
+  @parameterized.named_parameters(('_shared', 2, 'used by 2 tasks'),
+                                  ('_own', 1, 'has its GPU to itself'))
   def testEveryTaskIsWarnedHowManyTasksUseItsGpu(self, rank, text):
     self.use_gpu_env('4,5', rank=rank, tasks='3', rank_hosts='n1 n1 n1')
     with self.assertLogs(level='WARNING') as logs:
