@@ -221,30 +221,6 @@ def _ports(step, port_base):
   return [port_base + index for index in range(needed)]
 
 
-def _check_addresses_distinct(step, ports, port_base):
-  """Checks that no two tasks of the step get the same address.
-
-  Tasks on one node differ in their ports, tasks on different nodes in their
-  host names, which `slurm_step.read_step` and `slurm_step.block_step`
-  check distinct (as the text of an address): this checks the ports, in
-  O(busiest node's tasks), not a set of every address.
-
-  Args:
-    step: The `_SlurmStep`.
-    ports: The port of a node's i-th task, for every i (`_ports`).
-    port_base: Where the ports came from, for the error.
-
-  Raises:
-    ValueError: Naming the source of the repeated ports.
-  """
-  if len(set(ports)) != len(ports):
-    raise ValueError(
-        'port_base=%r gives the tasks of one node the ports %s, some of them '
-        'the same%s' % (port_base, slurm_step.abbreviate(ports),
-                        ' (SLURM_STEP_RESV_PORTS)' if port_base == 'reserved'
-                        else ''))
-
-
 def _addresses(step, ports):
   """Returns the `host:port` of every task, by rank, as a tuple.
 
@@ -509,7 +485,14 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
   _check_count('gpus_per_task', gpus_per_task, slurm_step.MAX_GPUS_PER_NODE)
   job_runs = _task_jobs(step, jobs, het_jobs)
   ports = _ports(step, port_base)
-  _check_addresses_distinct(step, ports, port_base)
+  # Host names are distinct (`slurm_step` checks them), so distinct ports per
+  # node make every address distinct, checked in O(busiest node's tasks).
+  if len(set(ports)) != len(ports):
+    raise ValueError(
+        'port_base=%r gives the tasks of one node the ports %s, some of them '
+        'the same%s' % (port_base, slurm_step.abbreviate(ports),
+                        ' (SLURM_STEP_RESV_PORTS)' if port_base == 'reserved'
+                        else ''))
   addresses = _addresses(step, ports)
   cluster, task_type, task_id = _assign_jobs(job_runs, addresses,
                                              step.task_index)

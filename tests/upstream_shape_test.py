@@ -1,0 +1,69 @@
+"""Checks the shape a TensorFlow reviewer expects of the patched folder.
+
+The resolver module reads like TensorFlow's other resolvers (its imports at
+the top, at most 800 lines); the Slurm knowledge lives in modules that
+import nothing of TensorFlow; no module reads a variable of its own; the
+repository carries TensorFlow's license.
+"""
+
+import ast
+import os
+
+from absl.testing import absltest
+
+_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
+_FOLDER = os.path.join(_ROOT, 'tensorflow', 'python', 'distribute',
+                       'cluster_resolver')
+_PACKAGE = 'tensorflow.python.distribute.cluster_resolver'
+_MODULES = ('slurm_hostlist', 'slurm_step', 'slurm_cluster_resolver',
+            'slurm_explain')
+_PURE_MODULES = ('slurm_hostlist', 'slurm_step')
+
+
+def _source(module):
+  with open(os.path.join(_FOLDER, module + '.py')) as f:
+    return f.read()
+
+
+def _imported(tree):
+  """Yields every module name an import statement of `tree` names."""
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      for alias in node.names:
+        yield alias.name
+    elif isinstance(node, ast.ImportFrom):
+      yield node.module
+
+
+class UpstreamShapeTest(absltest.TestCase):
+
+  def testResolverModuleHasAtMost800Lines(self):
+    self.assertLessEqual(len(_source('slurm_cluster_resolver').splitlines()),
+                         800)
+
+  def testEveryImportIsAtTheTopOfItsModule(self):
+    for module in _MODULES:
+      body = ast.parse(_source(module)).body
+      kinds = [isinstance(node, (ast.Import, ast.ImportFrom)) for node in body]
+      last_import = len(kinds) - kinds[::-1].index(True) - 1
+      first_other = kinds.index(False, 1)  # Past the docstring.
+      self.assertLess(last_import, first_other, module)
+
+  def testSlurmModulesImportNoTensorFlowButTheirFolder(self):
+    for module in _PURE_MODULES:
+      for name in _imported(ast.parse(_source(module))):
+        if name.split('.')[0] == 'tensorflow':
+          self.assertEqual(_PACKAGE, name, '%s imports %s' % (module, name))
+
+  def testNoModuleReadsAVariableOfItsOwn(self):
+    for module in _MODULES:
+      self.assertNotIn('TF_SLURM', _source(module), module)
+
+  def testRepositoryCarriesTheApacheLicense(self):
+    with open(os.path.join(_ROOT, 'LICENSE')) as f:
+      self.assertIn('Apache License\n                           Version 2.0',
+                    f.read())
+
+
+if __name__ == '__main__':
+  absltest.main()
