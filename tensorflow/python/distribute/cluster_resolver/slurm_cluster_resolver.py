@@ -169,7 +169,7 @@ def _ports(step, port_base):
   tasks on its node).
 
   Args:
-    step: The `_SlurmStep`.
+    step: The `slurm_step.SlurmStep`.
     port_base: An int, 'reserved' (the ports `srun --resv-ports` reserved,
       `SLURM_STEP_RESV_PORTS`) or 'derived' (a block of ports in
       [20000, 32768) chosen from the job and step ids: the same in every task
@@ -232,13 +232,9 @@ def _addresses(step, ports):
   # of any type.
   hosts = list(map(str, step.nodes))
   port_texts = [':%d' % port for port in ports]
-  if step.chunk is None:
-    taken = [0] * len(hosts)
-    addresses = []
-    for node in step.rank_nodes:
-      addresses.append(hosts[node] + port_texts[taken[node]])
-      taken[node] += 1
-    return tuple(addresses)
+  if step.chunk is None:  # Arbitrary: rank by rank.
+    return tuple(hosts[node] + port_texts[local]
+                 for node, local in step.places())
   addresses = []
   for first, nodes, sizes in step.turns():
     if sizes is None:
@@ -372,7 +368,7 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   one GPU, shared round-robin within its node.
 
   Args:
-    step: The `_SlurmStep`.
+    step: The `slurm_step.SlurmStep`.
     gpus_per_node: The user's value or None.
     gpus_per_task: The user's value or None.
     count_node_gpus: Returns the number of GPUs on this node when nothing in

@@ -198,15 +198,28 @@ class SlurmStep:
       before += sum(sizes)
     return ranks
 
+  def places(self):
+    """Yields (node index, local index) of every task, in rank order."""
+    if self.chunk is None:
+      taken = [0] * len(self.nodes)
+      for node in self.rank_nodes:
+        yield node, taken[node]
+        taken[node] += 1
+      return
+    for first, nodes, sizes in self.turns():
+      for node, size in zip(nodes, sizes or itertools.repeat(self.chunk)):
+        for local in range(first, first + size):
+          yield node, local
+
   @functools.cached_property
   def task_nodes(self):
     """For every task, by rank, the index into `nodes` of its node."""
-    return [self.place(rank)[0] for rank in range(self.num_tasks)]
+    return [node for node, _ in self.places()]
 
   @functools.cached_property
   def local_indices(self):
     """Each task's index among the step's tasks on its node, by rank."""
-    return [self.place(rank)[1] for rank in range(self.num_tasks)]
+    return [local for _, local in self.places()]
 
 
 def _node_level(distribution):
@@ -233,7 +246,7 @@ def _parse_distribution(distribution, plane_size):
     if plane_size is None:
       raise RuntimeError('SLURM_DISTRIBUTION=%r needs SLURM_DIST_PLANESIZE, '
                          'which is not set' % distribution)
-    return 'plane', parse_int('SLURM_DIST_PLANESIZE', plane_size, 1,
+    return 'plane', _parse_int('SLURM_DIST_PLANESIZE', plane_size, 1,
                               MAX_TASKS)
   if node_level.startswith('plane='):
     # The size in SLURM_DISTRIBUTION itself is the one Slurm used.
@@ -255,7 +268,7 @@ def _is_decimal(text, minimum, maximum):
           minimum <= int(text) <= maximum)
 
 
-def parse_int(name, value, minimum, maximum):
+def _parse_int(name, value, minimum, maximum):
   """Parses `value` of variable `name` as an int within minimum..maximum.
 
   Surrounding whitespace is allowed, as Slurm's own atoi; signs, non-ASCII
@@ -448,7 +461,7 @@ def _het_components(environ, nodes, expand):
   if size_var is None:
     return None
   # Components share no node: there are at most as many as nodes.
-  size = parse_int(size_var, environ[size_var], 1, len(nodes))
+  size = _parse_int(size_var, environ[size_var], 1, len(nodes))
   component_of = {}
   read = []
   for component in range(size):
@@ -487,7 +500,7 @@ def _het_task_index(environ, nodes, counts):
     raise RuntimeError('SLURMD_NODENAME=%r is not in the step node list %s' %
                        (name, list(nodes)))
   node = nodes.index(name)
-  local = parse_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'), 0,
+  local = _parse_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'), 0,
                     MAX_TASKS_PER_NODE - 1)
   if local >= counts[node]:
     raise RuntimeError('SLURM_LOCALID=%d but SLURMD_NODENAME=%r runs %d tasks '
@@ -709,7 +722,7 @@ def read_gpus(environ):
   """Reads what Slurm says of this task's GPUs into a `SlurmGpus`."""
   on_node = environ.get('SLURM_GPUS_ON_NODE')
   if on_node is not None:
-    on_node = parse_int('SLURM_GPUS_ON_NODE', on_node, 0, MAX_GPUS_PER_NODE)
+    on_node = _parse_int('SLURM_GPUS_ON_NODE', on_node, 0, MAX_GPUS_PER_NODE)
   step_total = environ.get('SLURM_GPUS')
   if step_total is not None:
     step_total = _parse_variable('SLURM_GPUS', step_total, _parse_gpu_total)
@@ -768,7 +781,7 @@ def read_step(environ,
                                              tasks_per_node, expand)
   total = sum(counts)
   if variables.num_tasks_var in environ:
-    num_tasks = parse_int(variables.num_tasks_var,
+    num_tasks = _parse_int(variables.num_tasks_var,
                           environ[variables.num_tasks_var], 1, MAX_TASKS)
     if num_tasks != total:
       raise RuntimeError(
@@ -781,7 +794,7 @@ def read_step(environ,
   nodes, counts, chunk, rank_nodes, node_components = _layout(
       environ, nodes, counts, counts_source, expand, variables.is_batch)
   if node_components is None:
-    rank = parse_int('SLURM_PROCID', environ['SLURM_PROCID'], 0,
+    rank = _parse_int('SLURM_PROCID', environ['SLURM_PROCID'], 0,
                      MAX_TASKS - 1)
   else:
     rank = _het_task_index(environ, nodes, counts)
@@ -803,12 +816,10 @@ def read_step(environ,
       counts_source=counts_source,
       reserved_ports=reserved_ports,
       job_step=tuple(
-          parse_int(name, environ.get(name, '0'), 0, _MAX_ID)
+          _parse_int(name, environ.get(name, '0'), 0, _MAX_ID)
           for name in ('SLURM_JOB_ID', 'SLURM_STEP_ID')))
   _check_against_task(environ, step, variables)
   return step
-
-
 
 
 def block_step(configuration, rank, gpus):

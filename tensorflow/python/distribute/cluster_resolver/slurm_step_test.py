@@ -83,6 +83,21 @@ class ReadStepTest(parameterized.TestCase):
         RuntimeError, r"SLURMD_NODENAME: Slurm says 'n2', derived 'n1'"):
       slurm_step.read_step(env)
 
+  @parameterized.named_parameters(
+      ('_block_uneven', None, None, '4,2,1', 'n1 n1 n1 n1 n2 n2 n3'),
+      ('_cyclic', 'cyclic', None, '4,2,1', 'n1 n2 n3 n1 n2 n1 n1'),
+      ('_plane', 'plane', '2', '4,2,1', 'n1 n1 n2 n2 n3 n1 n1'))
+  def testEveryRanksPlaceIsTheSameRankByRankAndAllAtOnce(
+      self, distribution, plane_size, tasks, rank_hosts):
+    step = slurm_step.read_step(
+        slurm_test_util.step_env('n[1-3]', tasks, rank_hosts, 0,
+                                 SLURM_DISTRIBUTION=distribution,
+                                 SLURM_DIST_PLANESIZE=plane_size))
+    self.assertEqual([step.place(rank) for rank in range(step.num_tasks)],
+                     list(step.places()))
+    self.assertEqual(rank_hosts.split(),
+                     [step.nodes[node] for node in step.task_nodes])
+
   def testReservedPortsAreRead(self):
     step = slurm_step.read_step(
         slurm_test_util.cyclic_env(1,
