@@ -228,17 +228,15 @@ def _addresses(step, ports):
     step: The `slurm_step.SlurmStep`.
     ports: The port of a node's i-th task, for every i (`_ports`).
   """
-  # str(), as '%s' formats it: hosts named by a user's tasks_per_node may be
-  # of any type.
-  hosts = list(map(str, step.nodes))
+  hosts = step.nodes
   port_texts = [':%d' % port for port in ports]
-  if step.chunk is None:  # Arbitrary: rank by rank.
+  if step.rank_nodes is not None:  # Arbitrary: rank by rank.
     return tuple(hosts[node] + port_texts[local]
                  for node, local in step.places())
   addresses = []
   for first, nodes, sizes in step.turns():
-    if sizes is None:
-      texts = port_texts[first:first + step.chunk]
+    if isinstance(sizes, int):
+      texts = port_texts[first:first + sizes]
       names = hosts if len(nodes) == len(hosts) else [hosts[i] for i in nodes]
       if len(texts) == 1:  # One task per node and turn, as in cyclic.
         addresses += [name + texts[0] for name in names]

@@ -1279,11 +1279,11 @@ class BadInputTest(slurm_test_util.ResolverTestCase):
       ('_nodelist_unbalanced', {'SLURM_STEP_NODELIST': 'n[1-2'}, ValueError,
        r"SLURM_STEP_NODELIST='n\[1-2'"),
       ('_nodelist_duplicate', {'SLURM_STEP_NODELIST': 'n1,n1'}, ValueError,
-       r"SLURM_STEP_NODELIST='n1,n1' names a node twice"),
+       r"SLURM_STEP_NODELIST='n1,n1' names node 'n1' twice"),
       ('_nodelist_duplicate_after_range', {
           'SLURM_STEP_NODELIST': 'n[1-2],n1',
           'SLURM_STEP_TASKS_PER_NODE': '1,1,2'
-      }, ValueError, r"SLURM_STEP_NODELIST='n\[1-2\],n1' names a node twice"),
+      }, ValueError, r"SLURM_STEP_NODELIST='n\[1-2\],n1' names node 'n1' twice"),
       ('_nodelist_missing', {'SLURM_STEP_NODELIST': None}, RuntimeError,
        r'SLURM_STEP_NODELIST is not set'),
       ('_num_tasks_disagrees', {'SLURM_STEP_NUM_TASKS': '5'}, RuntimeError,

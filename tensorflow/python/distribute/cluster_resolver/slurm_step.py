@@ -91,9 +91,9 @@ class SlurmStep:
 
   Ranks are dealt to the nodes in turns, as Slurm's task distributions do:
   in each turn every node that still has tasks takes the next `chunk` of
-  them (fewer if it has fewer left). Block is one turn (`chunk` at least the
-  busiest node's count), cyclic takes one task per turn, plane N takes N.
-  The arbitrary distribution gives the node of every rank instead
+  them (fewer if it has fewer left). Cyclic takes one task per turn, plane N
+  takes N, and block is one turn in which every node takes all of its
+  tasks. The arbitrary distribution gives the node of every rank instead
   (`rank_nodes`).
 
   Attributes:
@@ -101,10 +101,9 @@ class SlurmStep:
       (`SLURM_NODEID`).
     tasks_per_node: The number of tasks on each of `nodes`.
     task_index: This process's rank.
-    chunk: How many tasks a node takes per turn, or None when `rank_nodes`
-      says where every rank runs.
-    rank_nodes: For every rank, the index into `nodes` of its node, when
-      `chunk` is None.
+    chunk: How many tasks a node takes per turn, or None for block.
+    rank_nodes: For every rank, the index into `nodes` of its node, or None
+      when the ranks are dealt in turns.
     gpus: What Slurm says of this task's GPUs (`SlurmGpus`).
     node_components: For every node, its heterogeneous job component
       (`srun A : B`), or None if the step is not heterogeneous.
@@ -129,14 +128,20 @@ class SlurmStep:
     return sum(self.tasks_per_node)
 
   @functools.cached_property
+  def _distinct_counts(self):
+    # A step's nodes run few different numbers of tasks: the busiest and the
+    # least busy are found among those, in one pass over the nodes.
+    return frozenset(self.tasks_per_node)
+
+  @property
   def busiest(self):
     """The number of tasks on the busiest node."""
-    return max(self.tasks_per_node, default=0)
+    return max(self._distinct_counts, default=0)
 
-  @functools.cached_property
+  @property
   def fewest(self):
     """The number of tasks on the least busy node."""
-    return min(self.tasks_per_node, default=0)
+    return min(self._distinct_counts, default=0)
 
   @property
   def heterogeneous(self):
@@ -147,28 +152,29 @@ class SlurmStep:
 
     In the turn whose first local index is `first`, each of `nodes` (node
     indices, in order) takes its next tasks, one node after the other:
-    `sizes[i]` of them for `nodes[i]`, or `chunk` each when `sizes` is None
+    `sizes[i]` of them for `nodes[i]`, or `sizes` each when it is an int
     (every node still has that many).
     """
-    counts, chunk = self.tasks_per_node, self.chunk
+    counts = self.tasks_per_node
+    chunk = self.chunk or max(self.busiest, 1)
     nodes = range(len(counts))
     for first in range(0, self.busiest, chunk):
       if first + chunk <= self.fewest:
-        yield first, nodes, None
+        yield first, nodes, chunk
         continue
       nodes = [node for node in nodes if counts[node] > first]
       yield first, nodes, [min(chunk, counts[node] - first) for node in nodes]
 
   def place(self, rank):
     """Returns (node index, local index) of the task of rank `rank`."""
-    if self.chunk is None:
+    if self.rank_nodes is not None:
       node = self.rank_nodes[rank]
       return node, self.rank_nodes[:rank].count(node)
     for first, nodes, sizes in self.turns():
-      if sizes is None:
-        if rank < len(nodes) * self.chunk:
-          return nodes[rank // self.chunk], first + rank % self.chunk
-        rank -= len(nodes) * self.chunk
+      if isinstance(sizes, int):
+        if rank < len(nodes) * sizes:
+          return nodes[rank // sizes], first + rank % sizes
+        rank -= len(nodes) * sizes
         continue
       ends = list(itertools.accumulate(sizes))
       if rank < ends[-1]:
@@ -179,17 +185,17 @@ class SlurmStep:
 
   def node_ranks(self, node):
     """Returns the ranks of the tasks on node index `node`, in order."""
-    if self.chunk is None:
+    if self.rank_nodes is not None:
       return [rank for rank, other in enumerate(self.rank_nodes)
               if other == node]
     ranks = []
     before = 0
     for _, nodes, sizes in self.turns():
-      if sizes is None:
+      if isinstance(sizes, int):
         if node in nodes:
-          start = before + nodes.index(node) * self.chunk
-          ranks.extend(range(start, start + self.chunk))
-        before += len(nodes) * self.chunk
+          start = before + nodes.index(node) * sizes
+          ranks.extend(range(start, start + sizes))
+        before += len(nodes) * sizes
         continue
       if node in nodes:
         turn = nodes.index(node)
@@ -200,14 +206,16 @@ class SlurmStep:
 
   def places(self):
     """Yields (node index, local index) of every task, in rank order."""
-    if self.chunk is None:
+    if self.rank_nodes is not None:
       taken = [0] * len(self.nodes)
       for node in self.rank_nodes:
         yield node, taken[node]
         taken[node] += 1
       return
     for first, nodes, sizes in self.turns():
-      for node, size in zip(nodes, sizes or itertools.repeat(self.chunk)):
+      if isinstance(sizes, int):
+        sizes = itertools.repeat(sizes)
+      for node, size in zip(nodes, sizes):
         for local in range(first, first + size):
           yield node, local
 
@@ -228,7 +236,7 @@ def _node_level(distribution):
 
 
 def _parse_distribution(distribution, plane_size):
-  """Returns ('block'|'cyclic'|'plane'|'arbitrary', chunk) for nodes.
+  """Returns ('block'|'cyclic'|'plane'|'arbitrary', `SlurmStep.chunk`).
 
   Args:
     distribution: `SLURM_DISTRIBUTION`, e.g. 'cyclic', 'block:cyclic',
@@ -236,10 +244,10 @@ def _parse_distribution(distribution, plane_size):
     plane_size: `SLURM_DIST_PLANESIZE`, or None.
   """
   if not distribution:
-    return 'block', 1
+    return 'block', None
   node_level = _node_level(distribution)
   if node_level in ('block', '*', 'unknown'):
-    return 'block', 1
+    return 'block', None
   if node_level in ('cyclic', 'arbitrary'):
     return node_level, 1
   if node_level == 'plane':
@@ -516,17 +524,14 @@ def _layout(environ, nodes, counts, counts_source, expand, is_batch):
     node or None), as in `SlurmStep`.
   """
   components = None if is_batch else _het_components(environ, nodes, expand)
-  block = max(counts, default=1)
   if components is not None:
     order = sorted(range(len(nodes)), key=components.__getitem__)
     return (tuple(map(nodes.__getitem__, order)),
-            list(map(counts.__getitem__, order)), block, None,
+            list(map(counts.__getitem__, order)), None, None,
             tuple(map(components.__getitem__, order)))
   kind, chunk = _parse_distribution(
       environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
-  if kind == 'block':
-    return nodes, counts, block, None, None
-  if kind in ('cyclic', 'plane'):
+  if kind != 'arbitrary':
     return nodes, counts, chunk, None, None
   hostfile = _require(environ, 'SLURM_HOSTFILE',
                       ' SLURM_DISTRIBUTION=arbitrary needs it.')
@@ -577,10 +582,11 @@ def _node_counts(environ, variables, tasks_per_node, expand):
     counts = [tasks_per_node[node] for node in nodes]
   else:
     counts = [tasks_per_node] * len(nodes)
-  # Slurm's counts are ints (expand_tasks_per_node): a node-by-node search
-  # is needed only for a user's override or a count out of range.
-  if (tasks_per_node is not None or min(counts, default=1) < 1 or
-      max(counts, default=1) > MAX_TASKS_PER_NODE):
+  # Slurm's counts are ints (expand_tasks_per_node), of few different values:
+  # a node-by-node search is needed only for a user's override or a count
+  # out of range.
+  if tasks_per_node is not None or not all(
+      1 <= count <= MAX_TASKS_PER_NODE for count in set(counts)):
     for node, count in zip(nodes, counts):
       if (isinstance(count, bool) or not isinstance(count, int) or
           not 1 <= count <= MAX_TASKS_PER_NODE):
@@ -591,10 +597,7 @@ def _node_counts(environ, variables, tasks_per_node, expand):
         '%s=%r has %d entries but %s=%r has %d nodes; expected one entry per '
         'node' % (variables.tasks_per_node_var, slurm_value, len(counts),
                   variables.nodelist_var, nodelist, len(nodes)))
-  if sum(counts) > MAX_TASKS:
-    raise ValueError('%s: %d tasks in all; expected at most %d' %
-                     (source, sum(counts), MAX_TASKS))
-  if slurm_counts is not None and slurm_counts != counts:
+  if tasks_per_node is not None and slurm_counts not in (None, counts):
     raise RuntimeError(
         'tasks_per_node=%r asks for %s tasks on nodes %s, but Slurm assigned '
         '%s (%s=%r)' % (tasks_per_node, counts, list(nodes), slurm_counts,
@@ -780,6 +783,9 @@ def read_step(environ,
   nodes, counts, counts_source = _node_counts(environ, variables,
                                              tasks_per_node, expand)
   total = sum(counts)
+  if total > MAX_TASKS:
+    raise ValueError('%s: %d tasks in all; expected at most %d' %
+                     (counts_source, total, MAX_TASKS))
   if variables.num_tasks_var in environ:
     num_tasks = _parse_int(variables.num_tasks_var,
                           environ[variables.num_tasks_var], 1, MAX_TASKS)
@@ -789,8 +795,11 @@ def read_step(environ,
           'with srun so that the step variables are consistent' %
           (variables.num_tasks_var, num_tasks, counts_source, total))
   if len(set(nodes)) != len(nodes):
-    raise ValueError('%s=%r names a node twice' %
-                     (variables.nodelist_var, environ[variables.nodelist_var]))
+    repeated = next(node for node, count in collections.Counter(nodes).items()
+                    if count > 1)
+    raise ValueError('%s=%r names node %r twice' %
+                     (variables.nodelist_var, environ[variables.nodelist_var],
+                      repeated))
   nodes, counts, chunk, rank_nodes, node_components = _layout(
       environ, nodes, counts, counts_source, expand, variables.is_batch)
   if node_components is None:
@@ -852,9 +861,10 @@ def block_step(configuration, rank, gpus):
   if sum(counts) > MAX_TASKS:
     raise ValueError('%s: %d tasks in all; expected at most %d' %
                      (source, sum(counts), MAX_TASKS))
-  # Addresses are written with str(host): hosts of other types than str may
-  # write the same.
-  if len(set(map(str, configuration))) != len(configuration):
+  # The step names hosts by their text, as addresses do: hosts of other types
+  # than str may write the same.
+  nodes = tuple(map(str, configuration))
+  if len(set(nodes)) != len(nodes):
     raise ValueError(
         '%s: hosts %s include names that are the same as text: their tasks '
         'would share addresses' % (source, abbreviate(list(configuration))))
@@ -863,9 +873,8 @@ def block_step(configuration, rank, gpus):
     raise RuntimeError('Rank %r is not one of the %d tasks of %s' %
                        (rank, sum(counts), source))
   return SlurmStep(
-      nodes=tuple(configuration),
+      nodes=nodes,
       tasks_per_node=counts,
       task_index=rank,
-      chunk=max(counts, default=1),
       gpus=gpus,
       counts_source=source)

@@ -409,6 +409,10 @@ class BlockStepTest(absltest.TestCase):
                                 r'that are the same as text'):
       slurm_step.block_step({1: 1, '1': 1}, 0, slurm_step.SlurmGpus())
 
+  def testHostsOfOtherTypesAreNamedByTheirText(self):
+    step = slurm_step.block_step({7: 1, 'b': 1}, 0, slurm_step.SlurmGpus())
+    self.assertEqual(('7', 'b'), step.nodes)
+
   def testCountAboveTheMaximumIsValueErrorNamingTheHost(self):
     with self.assertRaisesRegex(ValueError, r"node 'a' has 100000 tasks"):
       slurm_step.block_step({'a': 100000}, 0, slurm_step.SlurmGpus())
