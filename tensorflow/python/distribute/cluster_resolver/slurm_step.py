@@ -30,6 +30,7 @@ import collections
 import dataclasses
 import functools
 import itertools
+import operator
 import os
 import re
 import stat
@@ -435,6 +436,15 @@ def abbreviate(items, most=8):
   return '%r... (%d in all)' % (list(items[:most]), len(items))
 
 
+def _has_repeats(names):
+  """Whether a name occurs more than once in `names`."""
+  # Slurm's node lists are mostly in sorted order, where one comparison per
+  # name shows that none repeats, at less cost than hashing them all.
+  if all(map(operator.lt, names, itertools.islice(names, 1, None))):
+    return False
+  return len(set(names)) != len(names)
+
+
 def _require(environ, name, hint=''):
   try:
     return environ[name]
@@ -548,6 +558,15 @@ def _parse_variable(name, value, parse, where=''):
     raise ValueError('%s=%r%s: %s' % (name, value, where, e)) from None
 
 
+def _check_counts(nodes, counts, source):
+  """Raises ValueError naming a node whose count is not in 1..MAX."""
+  for node, count in zip(nodes, counts):
+    if (isinstance(count, bool) or not isinstance(count, int) or
+        not 1 <= count <= MAX_TASKS_PER_NODE):
+      raise ValueError('%s: node %r has %r tasks; expected an integer in '
+                       '1..%d' % (source, node, count, MAX_TASKS_PER_NODE))
+
+
 def _node_counts(environ, variables, tasks_per_node, expand):
   """Reads the node list and tasks per node; applies the user's override.
 
@@ -587,11 +606,7 @@ def _node_counts(environ, variables, tasks_per_node, expand):
   # out of range.
   if tasks_per_node is not None or not all(
       1 <= count <= MAX_TASKS_PER_NODE for count in set(counts)):
-    for node, count in zip(nodes, counts):
-      if (isinstance(count, bool) or not isinstance(count, int) or
-          not 1 <= count <= MAX_TASKS_PER_NODE):
-        raise ValueError('%s: node %r has %r tasks; expected an integer in '
-                         '1..%d' % (source, node, count, MAX_TASKS_PER_NODE))
+    _check_counts(nodes, counts, source)
   if len(counts) != len(nodes):
     raise ValueError(
         '%s=%r has %d entries but %s=%r has %d nodes; expected one entry per '
@@ -794,7 +809,7 @@ def read_step(environ,
           '%s=%d but the tasks per node (%s) add up to %d; launch the program '
           'with srun so that the step variables are consistent' %
           (variables.num_tasks_var, num_tasks, counts_source, total))
-  if len(set(nodes)) != len(nodes):
+  if _has_repeats(nodes):
     repeated = next(node for node, count in collections.Counter(nodes).items()
                     if count > 1)
     raise ValueError('%s=%r names node %r twice' %
@@ -852,12 +867,8 @@ def block_step(configuration, rank, gpus):
     RuntimeError: If `rank` is not one of the step's ranks.
   """
   source = 'the task configuration'
-  for node, count in configuration.items():
-    if (isinstance(count, bool) or not isinstance(count, int) or
-        not 1 <= count <= MAX_TASKS_PER_NODE):
-      raise ValueError('%s: node %r has %r tasks; expected an integer in '
-                       '1..%d' % (source, node, count, MAX_TASKS_PER_NODE))
   counts = tuple(configuration.values())
+  _check_counts(configuration, counts, source)
   if sum(counts) > MAX_TASKS:
     raise ValueError('%s: %d tasks in all; expected at most %d' %
                      (source, sum(counts), MAX_TASKS))
