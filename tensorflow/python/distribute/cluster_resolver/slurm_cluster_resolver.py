@@ -15,8 +15,6 @@
 """Implementation of Cluster Resolvers for Slurm workload manager."""
 
 import dataclasses
-import itertools
-import operator
 import os
 import re
 import subprocess
@@ -137,17 +135,16 @@ def _task_jobs(step, jobs, het_jobs):
   if not step.heterogeneous:
     raise RuntimeError('het_jobs=%r needs a heterogeneous step (srun A : B); '
                        'SLURM_HET_SIZE is not set' % (list(het_jobs),))
-  if max(step.node_components) >= len(het_jobs):
+  if step.node_components[-1] >= len(het_jobs):
     raise ValueError('het_jobs=%r names %d components, but the step has tasks '
                      'of component %d' % (list(het_jobs), len(het_jobs),
-                                          max(step.node_components)))
-  # Components are laid out one after the other (`slurm_step`).
+                                          step.node_components[-1]))
   job_runs = []
-  for component, nodes in itertools.groupby(
-      zip(step.node_components, step.tasks_per_node),
-      key=operator.itemgetter(0)):
-    name = het_jobs[component]
-    count = sum(map(operator.itemgetter(1), nodes))
+  nodes = range(0)
+  while nodes.stop < len(step.nodes):
+    nodes = step.component_nodes(nodes.stop)
+    name = het_jobs[step.node_components[nodes.start]]
+    count = sum(step.tasks_per_node[nodes.start:nodes.stop])
     if job_runs and job_runs[-1][0] == name:
       count += job_runs.pop()[1]
     job_runs.append((name, count))
@@ -302,10 +299,8 @@ def _busiest_node_tasks(step, node):
   """Tasks on the busiest node of the step (of `node`'s component)."""
   if not step.heterogeneous:
     return step.busiest
-  component = step.node_components[node]
-  return max(count for count, other in zip(step.tasks_per_node,
-                                           step.node_components)
-             if other == component)
+  nodes = step.component_nodes(node)
+  return max(step.tasks_per_node[nodes.start:nodes.stop])
 
 
 def _warn_if_step_gpus_uneven(step, node, num_gpus):
@@ -319,9 +314,8 @@ def _warn_if_step_gpus_uneven(step, node, num_gpus):
   """
   if step.gpus.step_total is None:
     return
-  num_nodes = sum(1 for other in step.node_components or step.nodes
-                  if not step.heterogeneous or
-                  other == step.node_components[node])
+  num_nodes = len(step.component_nodes(node) if step.heterogeneous else
+                  step.nodes)
   if num_nodes > 1 and step.gpus.step_total != num_gpus * num_nodes:
     logging.warning(
         'Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one %d: '

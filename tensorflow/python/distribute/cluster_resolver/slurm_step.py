@@ -148,6 +148,15 @@ class SlurmStep:
   def heterogeneous(self):
     return self.node_components is not None
 
+  def component_nodes(self, node):
+    """Returns the node indices of the heterogeneous component of `node`.
+
+    Components are laid out one after the other, so that these are a range.
+    """
+    component = self.node_components[node]
+    return range(bisect.bisect_left(self.node_components, component),
+                 bisect.bisect_right(self.node_components, component, node))
+
   def turns(self):
     """Yields the turns of the deal in rank order: (first, nodes, sizes).
 
@@ -480,8 +489,8 @@ def _het_components(environ, nodes, expand):
     return None
   # Components share no node: there are at most as many as nodes.
   size = _parse_int(size_var, environ[size_var], 1, len(nodes))
-  component_of = {}
   read = []
+  component_nodes = []
   for component in range(size):
     names = ['SLURM_JOB_NODELIST_%s_%d' % (kind, component)
              for kind in ('HET_GROUP', 'PACK_GROUP')]
@@ -492,16 +501,19 @@ def _het_components(environ, nodes, expand):
                          '%d are unknown' %
                          (names[0], names[1], size_var, size, component))
     read.append('%s=%r' % (name, environ[name]))
-    for node in _parse_variable(name, environ[name], expand):
-      component_of.setdefault(node, component)
-  missing = [node for node in nodes if node not in component_of]
-  if missing:
+    component_nodes.append(_parse_variable(name, environ[name], expand))
+  # A node named by several lists belongs to the first.
+  component_of = {}
+  for component in reversed(range(size)):
+    component_of.update(dict.fromkeys(component_nodes[component], component))
+  components = [component_of.get(node) for node in nodes]
+  if None in components:
     raise RuntimeError(
         'Nodes %s of the heterogeneous step (SLURM_STEP_NODELIST=%r) are in '
         'none of its components\' node lists (%s=%d: %s)' %
-        (abbreviate(missing), environ.get('SLURM_STEP_NODELIST'), size_var,
-         size, ', '.join(read)))
-  return [component_of[node] for node in nodes]
+        (abbreviate([node for node in nodes if node not in component_of]),
+         environ.get('SLURM_STEP_NODELIST'), size_var, size, ', '.join(read)))
+  return components
 
 
 def _het_task_index(environ, nodes, counts):
@@ -535,6 +547,11 @@ def _layout(environ, nodes, counts, counts_source, expand, is_batch):
   """
   components = None if is_batch else _het_components(environ, nodes, expand)
   if components is not None:
+    # Ranks run over the components in order: the nodes are put in component
+    # order, keeping the node list's order within each. The name-sorted node
+    # list often is in component order already.
+    if all(map(operator.le, components, itertools.islice(components, 1, None))):
+      return nodes, counts, None, None, tuple(components)
     order = sorted(range(len(nodes)), key=components.__getitem__)
     return (tuple(map(nodes.__getitem__, order)),
             list(map(counts.__getitem__, order)), None, None,

@@ -71,6 +71,17 @@ class ReadStepTest(parameterized.TestCase):
     self.assertEqual((0, 1), step.node_components)
     self.assertEqual(2, step.task_index)
 
+  def testHeterogeneousStepInComponentOrderKeepsTheNodeListOrder(self):
+    step = slurm_step.read_step(slurm_test_util.het_gpu_env(0))
+    self.assertEqual(('n1', 'n2', 'n3'), step.nodes)
+    self.assertEqual((0, 1, 1), step.node_components)
+
+  def testComponentNodesAreTheNodesOfTheSameComponent(self):
+    step = slurm_step.read_step(slurm_test_util.het_gpu_env(0))
+    self.assertEqual(range(0, 1), step.component_nodes(0))
+    self.assertEqual(range(1, 3), step.component_nodes(1))
+    self.assertEqual(range(1, 3), step.component_nodes(2))
+
   def testBatchScriptUsesTheJobVariables(self):
     step = slurm_step.read_step(slurm_test_util.BATCH_ENV)
     self.assertEqual(('n1', 'n2'), step.nodes)
