@@ -139,6 +139,7 @@ def _task_jobs(step, jobs, het_jobs):
     raise ValueError('het_jobs=%r names %d components, but the step has tasks '
                      'of component %d' % (list(het_jobs), len(het_jobs),
                                           step.node_components[-1]))
+  # Components are laid out one after the other, each a range of nodes.
   job_runs = []
   nodes = range(0)
   while nodes.stop < len(step.nodes):

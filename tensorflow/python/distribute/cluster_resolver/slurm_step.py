@@ -629,7 +629,8 @@ def _node_counts(environ, variables, tasks_per_node, expand):
         '%s=%r has %d entries but %s=%r has %d nodes; expected one entry per '
         'node' % (variables.tasks_per_node_var, slurm_value, len(counts),
                   variables.nodelist_var, nodelist, len(nodes)))
-  if tasks_per_node is not None and slurm_counts not in (None, counts):
+  if (tasks_per_node is not None and slurm_counts is not None and
+      slurm_counts != counts):
     raise RuntimeError(
         'tasks_per_node=%r asks for %s tasks on nodes %s, but Slurm assigned '
         '%s (%s=%r)' % (tasks_per_node, counts, list(nodes), slurm_counts,
