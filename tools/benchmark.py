@@ -17,8 +17,9 @@ node) and once CPU-only, it times:
   another module name) with the same arguments, where it runs at all;
 
 each run once after `gc.collect()` and once with the collector left as it
-is. A ratio is the median of the ratios of runs made one after the other
-(so that a change in load hits both sides), with its min-max over the runs.
+is. The three are timed in rounds, in an order that rotates from round to
+round. A ratio is the median of the ratios of runs of the same round (so
+that a change in load hits both sides), with its min-max over the rounds.
 It then times a repeated `cluster_spec()`, the growth with the step's size,
 `expand_hostlist` against TensorFlow 2.21's on several shapes, and the
 rejection of hostile hostlists.
@@ -148,7 +149,7 @@ def _resolve(resolver_class, args):
 
 
 def _ratio(numerators, denominators):
-  """(median, min, max) of the ratios of runs made one after the other."""
+  """(median, min, max) of the ratios of runs of the same round."""
   ratios = [n / d for n, d in zip(numerators, denominators)]
   return statistics.median(ratios), min(ratios), max(ratios)
 
@@ -175,17 +176,22 @@ def _time_shape(shape, with_gpus, tf_module, repeats, nodes=None):
     except Exception as e:  # pylint: disable=broad-except
       tf_error = '%s: %s' % (type(e).__name__, str(e).split('\n')[0][:50])
     result = {'tf_error': tf_error}
+    candidates = [
+        ('ours', lambda: _resolve(ours.SlurmClusterResolver, args)),
+        ('floor', lambda: ClusterSpec(cluster)),
+    ]
+    if tf_error is None:
+      candidates.append(
+          ('tf', lambda: _resolve(tf_module.SlurmClusterResolver, tf_args)))
     for collect in (True, False):
       times = collections.defaultdict(list)
-      for _ in range(repeats):
-        times['ours'].append(_timed(
-            lambda: _resolve(ours.SlurmClusterResolver, args), collect)[0])
-        times['floor'].append(_timed(lambda: ClusterSpec(cluster),
-                                     collect)[0])
-        if tf_error is None:
-          times['tf'].append(_timed(
-              lambda: _resolve(tf_module.SlurmClusterResolver, tf_args),
-              collect)[0])
+      for repeat in range(repeats):
+        # The order rotates from round to round: what runs just before a
+        # timed call (and what memory it has just given back) changes its
+        # time, so that none may always follow the same other.
+        turn = repeat % len(candidates)
+        for name, function in candidates[turn:] + candidates[:turn]:
+          times[name].append(_timed(function, collect)[0])
       key = 'gc' if collect else 'nogc'
       result[key] = {
           'ours': statistics.median(times['ours']),
@@ -257,8 +263,8 @@ def main():
         'load average %.2f at start' %
         (platform.python_version(), tf.__version__, os.cpu_count(),
          os.getloadavg()[0]))
-  print('Times in ms, medians of %d runs; ratios: median (min-max) of paired '
-        'runs.' % args.repeats)
+  print('Times in ms, medians of %d rounds (order rotating); ratios: median '
+        '(min-max) over the rounds.' % args.repeats)
   print()
   print('Construction + first cluster_spec() at %d tasks, default arguments:'
         % _TASKS)
