@@ -502,10 +502,21 @@ def _het_components(environ, nodes, expand):
                          (names[0], names[1], size_var, size, component))
     read.append('%s=%r' % (name, environ[name]))
     component_nodes.append(_parse_variable(name, environ[name], expand))
-  # A node named by several lists belongs to the first.
   component_of = {}
-  for component in reversed(range(size)):
-    component_of.update(dict.fromkeys(component_nodes[component], component))
+  for component, names in enumerate(component_nodes):
+    component_of.update(dict.fromkeys(names, component))
+  if len(component_of) != sum(map(len, component_nodes)):
+    # Slurm 22.05 and 24.11 refuse to put two components on one node.
+    repeated = [
+        node for node, count in collections.Counter(
+            itertools.chain.from_iterable(component_nodes)).items()
+        if count > 1
+    ]
+    raise RuntimeError(
+        'Nodes %s are named more than once by the node lists of the '
+        'heterogeneous step\'s components (%s=%d: %s); each component has '
+        'nodes of its own' % (abbreviate(repeated), size_var, size,
+                              ', '.join(read)))
   components = [component_of.get(node) for node in nodes]
   if None in components:
     raise RuntimeError(
