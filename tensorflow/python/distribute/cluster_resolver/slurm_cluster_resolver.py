@@ -34,7 +34,6 @@ expand_hostlist = slurm_hostlist.expand_hostlist
 expand_tasks_per_node = slurm_hostlist.expand_tasks_per_node
 
 _JOB_NAME_RE = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
-_MAX_PORT = 65535
 # port_base='derived' picks a block of ports in [_DERIVED_PORTS_START,
 # _DERIVED_PORTS_END) from the job and step ids.
 # Below Linux's default ephemeral range (32768-60999), so that outgoing
@@ -211,11 +210,11 @@ def _ports(step, port_base):
   if isinstance(port_base, bool) or not isinstance(port_base, int):
     raise ValueError("port_base=%r: expected an integer port, 'reserved' or "
                      "'derived'" % (port_base,))
-  if port_base < 1 or port_base + needed - 1 > _MAX_PORT:
-    raise ValueError(
-        'port_base=%d: tasks on the busiest node need ports %d..%d, which '
-        'must lie within 1..%d' % (port_base, port_base,
-                                   port_base + needed - 1, _MAX_PORT))
+  last = port_base + needed - 1
+  if port_base < 1 or last > slurm_step.MAX_PORT:
+    raise ValueError('port_base=%d: tasks on the busiest node need ports '
+                     '%d..%d, which must lie within 1..%d' %
+                     (port_base, port_base, last, slurm_step.MAX_PORT))
   return [port_base + index for index in range(needed)]
 
 

@@ -99,17 +99,24 @@ def _explain_parser():
   return parser
 
 
-def _task_gpus(step, resolution, task):
+def _task_gpus(step, resolution, places, task):
   """GPUs of a task of the step, as far as this task can tell, or None.
 
   Besides its own, a task knows the GPUs of the tasks on its node when Slurm
   gave the node GPUs to deal among them.
+
+  Args:
+    step: The `slurm_step.SlurmStep`.
+    resolution: The resolver's `Resolution`.
+    places: (node index, local index) of this task and of `task`, by rank.
+    task: The rank of the task.
   """
   if task == step.task_index:
     return resolution.gpus.task_gpus
-  if step.task_nodes[task] != step.task_nodes[step.task_index]:
+  node, local = places[task]
+  if node != places[step.task_index][0]:
     return None
-  return resolution.gpus.of_local_task(step.local_indices[task])
+  return resolution.gpus.of_local_task(local)
 
 
 def _format_gpus(gpus):
@@ -154,15 +161,20 @@ def _explain(environ, args, out):
         "the node's, split among its tasks")
   out.write('GPUs: %s; %d per task\n' % (gpus_note,
                                           resolution.gpus.per_task))
-  tasks = range(step.num_tasks) if args.all else [step.task_index]
+  if args.all:
+    tasks, places = range(step.num_tasks), list(step.places())
+  else:
+    tasks = [step.task_index]
+    places = {step.task_index: step.place(step.task_index)}
   out.write('%-6s %-14s %-6s %-14s %-22s %s\n' %
             ('rank', 'node', 'local', 'task', 'address', 'GPUs'))
   for task in tasks:
     name, index = by_address[addresses[task]]
+    node, local = places[task]
     out.write('%-6d %-14s %-6d %-14s %-22s %s%s\n' % (
-        task, step.nodes[step.task_nodes[task]], step.local_indices[task],
-        '%s:%d' % (name, index), addresses[task],
-        _format_gpus(_task_gpus(step, resolution, task)),
+        task, step.nodes[node], local, '%s:%d' % (name, index),
+        addresses[task],
+        _format_gpus(_task_gpus(step, resolution, places, task)),
         '   <- this task' if task == step.task_index and args.all else ''))
 
 

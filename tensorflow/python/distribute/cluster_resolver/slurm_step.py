@@ -39,7 +39,6 @@ from typing import Mapping, Optional, Tuple
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 
 _NO_GPUS = ('', 'NoDevFiles')
-_MAX_PORT = 65535
 # Upper bounds on what a step may hold; larger values are refused before
 # anything is allocated for them.
 # Tasks of a step: no step has more nodes (slurm_hostlist._MAX_HOSTS), and
@@ -47,6 +46,8 @@ _MAX_PORT = 65535
 MAX_TASKS = 1024 * 1024
 # Tasks of one node: slurm.conf's MaxTasksPerNode may not exceed 65533.
 MAX_TASKS_PER_NODE = 65533
+# TCP ports.
+MAX_PORT = 65535
 # GPUs of one node, or of one task (MIG instances included).
 MAX_GPUS_PER_NODE = 1024
 # Slurm's job and step ids are 32-bit.
@@ -228,16 +229,6 @@ class SlurmStep:
       for node, size in zip(nodes, sizes):
         for local in range(first, first + size):
           yield node, local
-
-  @functools.cached_property
-  def task_nodes(self):
-    """For every task, by rank, the index into `nodes` of its node."""
-    return [node for node, _ in self.places()]
-
-  @functools.cached_property
-  def local_indices(self):
-    """Each task's index among the step's tasks on its node, by rank."""
-    return [local for _, local in self.places()]
 
 
 def _node_level(distribution):
@@ -788,10 +779,10 @@ def _parse_ports(text):
   65535 distinct ports.
   """
   ranges = slurm_hostlist.parse_ranges(text, text)
-  if not all(1 <= lo and hi <= _MAX_PORT for lo, hi, _ in ranges):
-    raise ValueError('expected ports within 1..%d' % _MAX_PORT)
-  if sum(hi - lo + 1 for lo, hi, _ in ranges) > _MAX_PORT:
-    raise ValueError('more than %d ports: some are repeated' % _MAX_PORT)
+  if not all(1 <= lo and hi <= MAX_PORT for lo, hi, _ in ranges):
+    raise ValueError('expected ports within 1..%d' % MAX_PORT)
+  if sum(hi - lo + 1 for lo, hi, _ in ranges) > MAX_PORT:
+    raise ValueError('more than %d ports: some are repeated' % MAX_PORT)
   ports = tuple(
       number for lo, hi, _ in ranges for number in range(lo, hi + 1))
   if len(set(ports)) != len(ports):

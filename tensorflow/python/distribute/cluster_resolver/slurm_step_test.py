@@ -104,10 +104,11 @@ class ReadStepTest(parameterized.TestCase):
         slurm_test_util.step_env('n[1-3]', tasks, rank_hosts, 0,
                                  SLURM_DISTRIBUTION=distribution,
                                  SLURM_DIST_PLANESIZE=plane_size))
+    places = list(step.places())
     self.assertEqual([step.place(rank) for rank in range(step.num_tasks)],
-                     list(step.places()))
+                     places)
     self.assertEqual(rank_hosts.split(),
-                     [step.nodes[node] for node in step.task_nodes])
+                     [step.nodes[node] for node, _ in places])
 
   def testReservedPortsAreRead(self):
     step = slurm_step.read_step(
