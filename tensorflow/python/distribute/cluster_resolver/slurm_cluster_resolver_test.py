@@ -35,6 +35,17 @@ mock = test.mock
 
 class SlurmClusterResolverTest(test.TestCase):
 
+  def setUp(self):
+    super().setUp()
+    # TF's cases below set some Slurm variables on top of the environment;
+    # others that a Slurm task has (SLURMD_NODENAME, SLURM_DISTRIBUTION, GPU
+    # lists) would be read too, so none is left for them.
+    self.enter_context(mock.patch.dict(os.environ))
+    for name in list(os.environ):
+      if name.startswith(('SLURM', 'CUDA_VISIBLE_DEVICES',
+                          'GPU_DEVICE_ORDINAL')):
+        del os.environ[name]
+
   def test_expand_hostlist(self):
     self.assertEqual(expand_hostlist('n1'), ['n1'])
     self.assertEqual(expand_hostlist('n[1,3]'), ['n1', 'n3'])
@@ -42,6 +53,9 @@ class SlurmClusterResolverTest(test.TestCase):
     self.assertEqual(
         expand_hostlist('n[1-2],m5,o[3-4,6,7-9]'),
         ['n1', 'n2', 'm5', 'o3', 'o4', 'o6', 'o7', 'o8', 'o9'])
+    self.assertEqual(
+        expand_hostlist('n[0001-0003],m5,o[009-011]'),
+        ['n0001', 'n0002', 'n0003', 'm5', 'o009', 'o010', 'o011'])
 
   def test_expand_tasks_per_node(self):
     self.assertEqual(expand_tasks_per_node('2'), [2])
@@ -245,13 +259,12 @@ _THREE_NODE_STEP = {
 }
 
 
-class ExtensionPointTest(test.TestCase):
+class ExtensionPointTest(slurm_test_util.ResolverTestCase):
   """Subclasses overriding TF 2.x's `_resolve_*` methods change the result."""
 
   def setUp(self):
     super().setUp()
-    self.enter_context(mock.patch.dict(os.environ, _THREE_NODE_STEP,
-                                       clear=True))
+    self.use_env(_THREE_NODE_STEP)
 
   def testOverriddenOwnRankChoosesTheTask(self):
 
@@ -943,18 +956,6 @@ class ClusterSpecEqualityTest(slurm_test_util.ResolverTestCase):
 class ApiTest(slurm_test_util.ResolverTestCase):
   """The r1.15 / TF 2.x API, with the examples of TF's tests and docs."""
 
-  def testSimpleRetrievalFromEnv(self):
-    # TF 2.x testSimpleRetrievalFromEnv.
-    self.use_env(
-        dict(slurm_test_util.TF_TEST_ENV, SLURM_STEP_TASKS_PER_NODE='1(x3)',
-             CUDA_VISIBLE_DEVICES='0'))
-    resolver = SlurmClusterResolver()
-    self.assertWorkers(['t02n13:8888', 't02n41:8888', 't02n43:8888'], resolver)
-    self.assertEqual('grpc://t02n13:8888',
-                     resolver.master('worker', 0, rpc_layer='grpc'))
-    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
-    self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
-
   @parameterized.named_parameters(
       ('_tasks_per_node_given', {}, {'tasks_per_node': 1}),
       ('_tasks_per_node_from_slurm',
@@ -972,26 +973,13 @@ class ApiTest(slurm_test_util.ResolverTestCase):
     self.assertEqual(('ps', 0), resolver.get_task_info())
     self.assertNotIn('CUDA_VISIBLE_DEVICES', os.environ)
 
-  def testSimpleMasterRetrieval(self):
-    # TF 2.x testSimpleMasterRetrieval.
-    self.use_env(slurm_test_util.TF_TEST_ENV)
-    resolver = SlurmClusterResolver(
-        jobs={'ps': 1, 'worker': 2}, port_base=8888, tasks_per_node=1,
-        gpus_per_node=1, gpus_per_task=1, auto_set_gpu=False)
-    resolver.task_type = 'worker'
-    resolver.task_id = 1
-    self.assertEqual('grpc://t02n43:8888', resolver.master())
-    resolver.rpc_layer = 'ab'
-    self.assertEqual('ab://t02n13:8888', resolver.master('ps', 0))
-    self.assertEqual('test://t02n13:8888',
-                     resolver.master('ps', 0, rpc_layer='test'))
-
   @parameterized.named_parameters(('_one_gpu_per_task', 2, 1, '1'),
                                   ('_two_gpus_per_task', 4, 2, '2,3'))
   def testMultiTaskPerNodeRetrieval(self, gpus_per_node, gpus_per_task,
                                     expected_gpus):
     # TF 2.x testMultiTaskPerNodeRetrieval and testMultipleGpusPerTaskRetrieval.
-    # They also set CUDA_VISIBLE_DEVICES='' (see
+    # TF 2.x's versions also set CUDA_VISIBLE_DEVICES='' (their copies in
+    # SlurmClusterResolverTest use Slurm's lists instead; '' is
     # GpuTest.testGpusPerNodeWithEmptyCudaVisibleDevicesIsRuntimeError).
     self.use_env({
         'SLURM_PROCID': '1',

@@ -14,6 +14,7 @@
 # ==============================================================================
 """Tests for the explain command of SlurmClusterResolver."""
 
+import functools
 import io
 import itertools
 import json
@@ -107,15 +108,19 @@ class ExplainCommandTest(slurm_test_util.ResolverTestCase):
     self.assertEqual(gpus, os.environ['CUDA_VISIBLE_DEVICES'])
 
   @parameterized.named_parameters(
-      ('_node_gpus_even', slurm_test_util.gres_env, '2(x2)', 'n1 n1 n2 n2'),
-      ('_node_gpus_uneven', slurm_test_util.gres_env, '2,1', 'n1 n1 n2'),
+      # Slurm gave the node GPUs to deal: a task knows its neighbours'.
+      ('_node_gpus_even', slurm_test_util.gres_env, '2(x2)', 'n1 n1 n2 n2',
+       True),
+      ('_node_gpus_uneven', slurm_test_util.gres_env, '2,1', 'n1 n1 n2', True),
+      # Slurm bound each task's GPUs: a task knows only its own.
       ('_heterogeneous', lambda rank, *_: slurm_test_util.het_gpu_env(rank),
-       None, 'n1 n2 n2 n3'),
+       None, 'n1 n2 n2 n3', False),
   )
   def testAllNeverContradictsAnotherTasksOwnGpus(self, make_env,
-                                                  tasks_per_node, rank_hosts):
-    # Every task's own row is right (see the test above); what one task says
-    # of another's GPUs must be that, or '-' where it cannot tell.
+                                                  tasks_per_node, rank_hosts,
+                                                  knows_neighbours):
+    # What one task says of another's GPUs must be what that task says of
+    # its own, or '-' where it cannot tell.
     ranks = range(len(rank_hosts.split()))
     views = []
     for rank in ranks:
@@ -123,9 +128,12 @@ class ExplainCommandTest(slurm_test_util.ResolverTestCase):
                                     make_env(rank, tasks_per_node, rank_hosts))
       self.assertEqual(0, status)
       views.append(slurm_test_util.explain_rows(out))
+    told = 0
     for viewer, other in itertools.permutations(ranks, 2):
       with self.subTest(viewer=viewer, other=other):
         self.assertIn(views[viewer][other][4], ('-', views[other][other][4]))
+        told += views[viewer][other][4] != '-'
+    self.assertEqual(knows_neighbours, told > 0)
 
   @parameterized.named_parameters(
       ('_defaults', slurm_test_util.cyclic_env(1), [], {}),
@@ -176,36 +184,41 @@ class ExplainCommandTest(slurm_test_util.ResolverTestCase):
         }, json.loads(out))
 
   @parameterized.named_parameters(
-      ('_het_jobs', slurm_test_util.het_later_node_env(0),
+      ('_het_jobs', slurm_test_util.het_later_node_env,
        ['--het-jobs', 'ps,worker'], {
            'het_jobs': ['ps', 'worker']
        }),
       ('_reserved_ports',
-       slurm_test_util.cyclic_env(3, SLURM_STEP_RESV_PORTS='12000-12003'),
+       functools.partial(slurm_test_util.cyclic_env,
+                         SLURM_STEP_RESV_PORTS='12000-12003'),
        ['--port-base', 'reserved'], {
            'port_base': 'reserved'
        }),
-      ('_derived_ports', slurm_test_util.cyclic_env(3),
+      ('_derived_ports', slurm_test_util.cyclic_env,
        ['--port-base', 'derived'], {
            'port_base': 'derived'
        }),
-      ('_port_9000', slurm_test_util.cyclic_env(3), ['--port-base', '9000'], {
+      ('_port_9000', slurm_test_util.cyclic_env, ['--port-base', '9000'], {
           'port_base': 9000
       }),
   )
-  def testAllRowsAreTheResolversTasks(self, env, argv, kwargs):
-    status, out, _ = self.explain(['--all'] + argv, env)
+  def testAllRowsAreTheResolversTasks(self, make_env, argv, kwargs):
+    # Task 0 shows every row; row r is what the resolver of task r decides.
+    status, out, _ = self.explain(['--all'] + argv, make_env(0))
     self.assertEqual(0, status)
-    self.use_env(env)
-    spec = SlurmClusterResolver(auto_set_gpu=False, **kwargs).cluster_spec()
-    tasks = {}
-    for _, _, task, address, _ in slurm_test_util.explain_rows(out).values():
-      job, index = task.split(':')
-      tasks.setdefault(job, {})[int(index)] = address
-    self.assertEqual(spec.as_dict(), {
-        job: [addresses[index] for index in sorted(addresses)]
-        for job, addresses in tasks.items()
-    })
+    rows = slurm_test_util.explain_rows(out)
+    for rank, (node, _, task, address, _) in rows.items():
+      with self.subTest(rank=rank):
+        env = make_env(rank)
+        self.use_env(env)
+        resolver = SlurmClusterResolver(auto_set_gpu=False, **kwargs)
+        self.assertEqual(env['SLURMD_NODENAME'], node)
+        self.assertEqual('%s:%d' % resolver.get_task_info(), task)
+        self.assertEqual(
+            address, resolver.cluster_spec().task_address(
+                resolver.task_type, resolver.task_id))
+    spec = resolver.cluster_spec()
+    self.assertLen(rows, sum(spec.num_tasks(job) for job in spec.jobs))
 
   @parameterized.named_parameters(
       ('_not_in_a_task', slurm_test_util.SALLOC_ENV, [], {}),

@@ -91,9 +91,6 @@ class ExpandHostlistTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, 'expected a string'):
       expand_hostlist(hostlist)
 
-  def testMaxRangeIsSlurmsLimit(self):
-    self.assertEqual(64 * 1024, slurm_hostlist._MAX_RANGE)
-
   def testRangeOfMaxRangeHostsIsAccepted(self):
     hosts = expand_hostlist('n[0-65535]')
     self.assertLen(hosts, 65536)

@@ -471,8 +471,8 @@ def _het_components(environ, nodes, expand):
     The component of each of `nodes`, or None outside heterogeneous steps.
 
   Raises:
-    RuntimeError: If a component's node list is missing or the lists leave a
-      node of the step out.
+    RuntimeError: If a component's node list is missing, or the lists leave
+      a node of the step out or name a node twice.
   """
   size_var = next((name for name in ('SLURM_HET_SIZE', 'SLURM_PACK_SIZE')
                    if name in environ), None)
@@ -504,10 +504,9 @@ def _het_components(environ, nodes, expand):
         if count > 1
     ]
     raise RuntimeError(
-        'Nodes %s are named more than once by the node lists of the '
-        'heterogeneous step\'s components (%s=%d: %s); each component has '
-        'nodes of its own' % (abbreviate(repeated), size_var, size,
-                              ', '.join(read)))
+        'The node lists of the heterogeneous step\'s components name %s '
+        'more than once (%s=%d: %s); each component has nodes of its own' %
+        (abbreviate(repeated), size_var, size, ', '.join(read)))
   components = [component_of.get(node) for node in nodes]
   if None in components:
     raise RuntimeError(

@@ -242,6 +242,15 @@ class StrictVariableTest(parameterized.TestCase):
         r"node lists \(SLURM_HET_SIZE=1: SLURM_JOB_NODELIST_PACK_GROUP_0='n1'"
         r'\)', env)
 
+  def testHetNodeInTwoComponentsIsRuntimeErrorNamingIt(self):
+    env = slurm_test_util.het_gpu_env(
+        1, SLURM_JOB_NODELIST_PACK_GROUP_0='n[1-2]')
+    self.assertReadFails(
+        RuntimeError, r"The node lists of the heterogeneous step's "
+        r"components name \['n2'\] more than once \(SLURM_HET_SIZE=2: "
+        r"SLURM_JOB_NODELIST_PACK_GROUP_0='n\[1-2\]', "
+        r"SLURM_JOB_NODELIST_PACK_GROUP_1='n\[2-3\]'\)", env)
+
   def testHetLocalIdBeyondTheNodesTasksNamesTheNode(self):
     env = slurm_test_util.het_gpu_env(1, SLURM_LOCALID='5')
     self.assertReadFails(
