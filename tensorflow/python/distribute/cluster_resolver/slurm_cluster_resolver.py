@@ -428,9 +428,10 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
     else:
       shared = 'this task has its GPU to itself'
     logging.warning(
-        'The busiest node of the step runs %d tasks, more than its GPUs: '
-        'every task uses one GPU. This node has %d GPUs (%s) for %d tasks; '
-        '%s. Pass gpus_per_task to choose otherwise.', busiest, gpus_per_node,
+        'The busiest node of the %s runs %d tasks, more than its GPUs: every '
+        'task uses one GPU. This node has %d GPUs (%s) for %d tasks; %s. '
+        'Pass gpus_per_task to choose otherwise.',
+        'component' if step.heterogeneous else 'step', busiest, gpus_per_node,
         source, on_node, shared)
   elif gpus_per_node and not per_task:
     logging.warning('This node has %d GPUs (%s) for %d tasks: this task gets '

@@ -885,10 +885,13 @@ class DefaultGpuCountTest(slurm_test_util.ResolverTestCase):
            'SLURM_DISTRIBUTION': 'block'}
     self.use_env(slurm_test_util.step_env('n[1-2]', '1,3', 'n1 n2 n2 n2', 3,
                            CUDA_VISIBLE_DEVICES='0,1', **het))
-    resolver = SlurmClusterResolver()
+    with self.assertLogs(level='WARNING') as logs:
+      resolver = SlurmClusterResolver()
     self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual('true', os.environ['TF_FORCE_GPU_ALLOW_GROWTH'])
     self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+    self.assertIn('The busiest node of the component runs 3 tasks',
+                  '\n'.join(logs.output))
 
   def testGpusSpreadUnevenlyByGpusTotalWarnThatWorkersMayDiffer(self):
     # salloc -N3 -n5 --gpus=5: n1 got 3 GPUs, n2 and n3 one each.
