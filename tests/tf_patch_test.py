@@ -9,6 +9,7 @@ carries is run against the patched tree's modules, with nothing of this
 repository on the import path.
 """
 
+import io
 import os
 import re
 import shutil
@@ -390,6 +391,7 @@ class TfPatchTest(absltest.TestCase):
         '        ":base_cluster_resolver_py",\n'
         '        ":slurm_hostlist_py",\n'
         '        ":slurm_step_py",\n'
+        '        "//tensorflow/core:protos_all_py",\n'
         '        "//tensorflow/python:training_server_lib",\n'
         '        "//tensorflow/python:util",\n'
         '        "//tensorflow/python/platform:tf_logging",\n'
@@ -511,6 +513,15 @@ class TfPatchTest(absltest.TestCase):
     with self.assertRaisesRegex(mtp.PatchError, 'not a plain list'):
       mtp.edit_deps(['r(\n', '    deps = select({}),\n', ')\n'], needed,
                     table, 'x', notes)
+
+  def testCheckFailsOnADependencyWithoutALabel(self):
+    out = io.StringIO()
+    mtp._check_notes(['a new target'], out)
+    self.assertEqual('note: a new target\n', out.getvalue())
+    with self.assertRaisesRegex(mtp.PatchError, 'lack dependencies: x: no '
+                                'label known for `numpy`'):
+      mtp._check_notes(['x: no label known for `numpy`; add its dependency '
+                        'by hand'], out)
 
 
 if __name__ == '__main__':

@@ -158,6 +158,8 @@ def _package_deps():
 _DEPS_2_21 = {
     'tensorflow.python.distribute.cluster_resolver.cluster_resolver':
         Dep((':base_cluster_resolver_py',), None),
+    'tensorflow.core.protobuf.cluster_pb2':
+        Dep(('//tensorflow/core:protos_all_py',), None),
     'tensorflow.python.training.server_lib':
         Dep(('//tensorflow/python/training:server_lib',
              '//tensorflow/python:training_server_lib'), None),
@@ -1272,6 +1274,16 @@ def run_carried_tests(tree, root=ROOT, timeout=1200):
   return report
 
 
+def _check_notes(notes, out):
+  """Shows the patch's notes; a dependency without a label is an error."""
+  for note in notes:
+    out.write('note: %s\n' % note)
+  missing = [note for note in notes if 'no label known' in note]
+  if missing:
+    raise PatchError('the BUILD targets lack dependencies: %s' %
+                     '; '.join(missing))
+
+
 def check(release, tree=None, root=ROOT, out=sys.stdout):
   """Checks that the patch applies; on scratch pip trees, also tests it.
 
@@ -1288,7 +1300,8 @@ def check(release, tree=None, root=ROOT, out=sys.stdout):
   """
   if tree is not None:
     base, description = tree_base(tree, release)
-    patch, _ = make_patch(release, base, description, root=root)
+    patch, notes = make_patch(release, base, description, root=root)
+    _check_notes(notes, out)
     git_apply(tree, patch, check_only=True)
     out.write('OK: the patch applies to %s (git apply --check)\n' % description)
     return
@@ -1297,7 +1310,8 @@ def check(release, tree=None, root=ROOT, out=sys.stdout):
     by_git = os.path.join(scratch, 'git-apply')
     by_patch = os.path.join(scratch, 'patch-p1')
     write_tree(files, by_git)
-    patch, _ = make_patch(release, files, description, root=root)
+    patch, notes = make_patch(release, files, description, root=root)
+    _check_notes(notes, out)
     git_apply(by_git, patch, check_only=True)
     git_apply(by_git, patch)
     expected = repo_files(root)
