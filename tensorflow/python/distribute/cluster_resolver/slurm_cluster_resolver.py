@@ -15,6 +15,7 @@
 """Implementation of Cluster Resolvers for Slurm workload manager."""
 
 import dataclasses
+import itertools
 import os
 import re
 import subprocess
@@ -55,26 +56,14 @@ class Resolution:
     cluster: Job name -> task addresses (`host:port`), jobs in sorted order.
     task_type: This task's job name.
     task_id: This task's index in its job.
-    gpus: This task's GPUs, and how its node's are dealt
-      (`_GpuAssignment`).
+    gpus: The GPUs of this task's node and of this task (`GpuPlan`).
     addresses: The address of every task of the step, by rank.
   """
   cluster: Tuple[Tuple[str, Tuple[str, ...]], ...]
   task_type: str
   task_id: int
-  gpus: '_GpuAssignment'
+  gpus: 'GpuPlan'
   addresses: Tuple[str, ...]
-
-
-def _check_count(name, value, maximum, optional=True, minimum=0):
-  """Checks that argument `name` is an int in minimum..maximum (or None)."""
-  if value is None and optional:
-    return
-  if (isinstance(value, bool) or not isinstance(value, int) or
-      not minimum <= value <= maximum):
-    raise ValueError('%s=%r: expected %san integer in %d..%d' %
-                     (name, value, 'None or ' if optional else '', minimum,
-                      maximum))
 
 
 def _check_text(name, value, optional=False):
@@ -96,8 +85,26 @@ def _check_jobs(jobs):
                      'number of tasks' % (jobs,))
   for name, count in jobs.items():
     _check_job_name('jobs', name)
-    _check_count('jobs[%r]' % name, count, slurm_step.MAX_TASKS,
-                 optional=False)
+    slurm_step.check_int('jobs[%r]' % name, count, 0, slurm_step.MAX_TASKS)
+
+
+def _het_job_runs(step, het_jobs):
+  """The jobs of a heterogeneous step's ranks, as (job, count) runs."""
+  if isinstance(het_jobs, str) or not isinstance(het_jobs, Sequence):
+    raise ValueError('het_jobs=%r: expected a list of job names, one per '
+                     'heterogeneous component' % (het_jobs,))
+  for name in het_jobs:
+    _check_job_name('het_jobs', name)
+  if not step.heterogeneous:
+    raise RuntimeError('het_jobs=%r needs a heterogeneous step (srun A : B); '
+                       'SLURM_HET_SIZE is not set' % (list(het_jobs),))
+  if max(step.node_components) >= len(het_jobs):
+    raise ValueError('het_jobs=%r names %d components, but the step has tasks '
+                     'of component %d' % (list(het_jobs), len(het_jobs),
+                                          max(step.node_components)))
+  rank_jobs = (het_jobs[step.node_components[node]] for node, _ in step.places)
+  return [(name, len(list(ranks)))
+          for name, ranks in itertools.groupby(rank_jobs)]
 
 
 def _task_jobs(step, jobs, het_jobs):
@@ -108,9 +115,8 @@ def _task_jobs(step, jobs, het_jobs):
   belongs to job `het_jobs[c]`.
 
   Returns:
-    (job name, number of consecutive ranks in it) pairs, in rank order, each
-    of another job than the one before; no number is 0. A job has one run, or
-    in a heterogeneous step at most one per component.
+    (job name, number of consecutive ranks in it) pairs, in rank order; no
+    number is 0.
 
   Raises:
     RuntimeError: If `jobs` asks for other task counts than Slurm assigned.
@@ -126,28 +132,7 @@ def _task_jobs(step, jobs, het_jobs):
           'step (%s)' % (sum(jobs.values()), dict(jobs), step.num_tasks,
                          step.counts_source))
     return [(name, jobs[name]) for name in sorted(jobs) if jobs[name]]
-  if isinstance(het_jobs, str) or not isinstance(het_jobs, Sequence):
-    raise ValueError('het_jobs=%r: expected a list of job names, one per '
-                     'heterogeneous component' % (het_jobs,))
-  for name in het_jobs:
-    _check_job_name('het_jobs', name)
-  if not step.heterogeneous:
-    raise RuntimeError('het_jobs=%r needs a heterogeneous step (srun A : B); '
-                       'SLURM_HET_SIZE is not set' % (list(het_jobs),))
-  if step.node_components[-1] >= len(het_jobs):
-    raise ValueError('het_jobs=%r names %d components, but the step has tasks '
-                     'of component %d' % (list(het_jobs), len(het_jobs),
-                                          step.node_components[-1]))
-  # Components are laid out one after the other, each a range of nodes.
-  job_runs = []
-  nodes = range(0)
-  while nodes.stop < len(step.nodes):
-    nodes = step.component_nodes(nodes.stop)
-    name = het_jobs[step.node_components[nodes.start]]
-    count = sum(step.tasks_per_node[nodes.start:nodes.stop])
-    if job_runs and job_runs[-1][0] == name:
-      count += job_runs.pop()[1]
-    job_runs.append((name, count))
+  job_runs = _het_job_runs(step, het_jobs)
   from_slurm = {}
   for name, count in job_runs:
     from_slurm[name] = from_slurm.get(name, 0) + count
@@ -157,6 +142,40 @@ def _task_jobs(step, jobs, het_jobs):
         'gives %r (%s)' % (dict(jobs), list(het_jobs), from_slurm,
                            step.counts_source))
   return job_runs
+
+
+def _reserved_ports(step, needed):
+  """The ports `srun --resv-ports` reserved, for `needed` tasks a node."""
+  reserved = step.reserved_ports
+  if step.heterogeneous:
+    raise RuntimeError(
+        "port_base='reserved' cannot work in a heterogeneous step: Slurm "
+        'reserves each component\'s ports on its own nodes but gives every '
+        'task all of them in SLURM_STEP_RESV_PORTS=%s; use '
+        "port_base='derived' or a fixed port_base" %
+        ','.join(map(str, reserved or ())))
+  if reserved is None:
+    raise RuntimeError("port_base='reserved' needs SLURM_STEP_RESV_PORTS: "
+                       'launch the step with srun --resv-ports=N (Slurm '
+                       'reserves ports from MpiParams=ports=LO-HI in '
+                       'slurm.conf)')
+  if len(reserved) < needed:
+    raise RuntimeError(
+        'SLURM_STEP_RESV_PORTS has %d ports %s, but the busiest node runs '
+        '%d tasks' % (len(reserved), list(reserved), needed))
+  return list(reserved[:needed])
+
+
+def _derived_port_base(step, needed):
+  """The first port of the step's block in [20000, 32768), from its ids."""
+  block = -(-needed // _DERIVED_PORTS_BLOCK) * _DERIVED_PORTS_BLOCK
+  blocks = (_DERIVED_PORTS_END - _DERIVED_PORTS_START) // block
+  if not blocks:
+    raise RuntimeError("port_base='derived': %d tasks on the busiest node "
+                       'need more ports than [%d, %d) holds' %
+                       (needed, _DERIVED_PORTS_START, _DERIVED_PORTS_END))
+  job_id, step_id = step.job_step
+  return _DERIVED_PORTS_START + block * ((job_id * 7919 + step_id) % blocks)
 
 
 def _ports(step, port_base):
@@ -174,77 +193,33 @@ def _ports(step, port_base):
       step on the same nodes).
 
   Raises:
-    ValueError: If `port_base` is malformed or a port falls outside 1..65535.
+    ValueError: If `port_base` is malformed or a port falls outside 1..65535,
+      or two tasks of a node would get the same port.
     RuntimeError: If Slurm reserved too few ports.
   """
   needed = step.busiest
   if port_base == 'reserved':
-    reserved = step.reserved_ports
-    if step.heterogeneous:
-      raise RuntimeError(
-          "port_base='reserved' cannot work in a heterogeneous step: Slurm "
-          'reserves each component\'s ports on its own nodes but gives every '
-          'task all of them in SLURM_STEP_RESV_PORTS=%s; use '
-          "port_base='derived' or a fixed port_base" %
-          ','.join(map(str, reserved or ())))
-    if reserved is None:
-      raise RuntimeError("port_base='reserved' needs SLURM_STEP_RESV_PORTS: "
-                         'launch the step with srun --resv-ports=N (Slurm '
-                         'reserves ports from MpiParams=ports=LO-HI in '
-                         'slurm.conf)')
-    if len(reserved) < needed:
-      raise RuntimeError(
-          'SLURM_STEP_RESV_PORTS has %d ports %s, but the busiest node runs '
-          '%d tasks' % (len(reserved), list(reserved), needed))
-    return list(reserved[:needed])
-  if port_base == 'derived':
-    block = -(-needed // _DERIVED_PORTS_BLOCK) * _DERIVED_PORTS_BLOCK
-    blocks = (_DERIVED_PORTS_END - _DERIVED_PORTS_START) // block
-    if not blocks:
-      raise RuntimeError("port_base='derived': %d tasks on the busiest node "
-                         'need more ports than [%d, %d) holds' %
-                         (needed, _DERIVED_PORTS_START, _DERIVED_PORTS_END))
-    job_id, step_id = step.job_step
-    port_base = _DERIVED_PORTS_START + block * (
-        (job_id * 7919 + step_id) % blocks)
-  if isinstance(port_base, bool) or not isinstance(port_base, int):
-    raise ValueError("port_base=%r: expected an integer port, 'reserved' or "
-                     "'derived'" % (port_base,))
-  last = port_base + needed - 1
-  if port_base < 1 or last > slurm_step.MAX_PORT:
-    raise ValueError('port_base=%d: tasks on the busiest node need ports '
-                     '%d..%d, which must lie within 1..%d' %
-                     (port_base, port_base, last, slurm_step.MAX_PORT))
-  return [port_base + index for index in range(needed)]
+    ports = _reserved_ports(step, needed)
+  else:
+    first = _derived_port_base(step, needed) if port_base == 'derived' else (
+        port_base)
+    if isinstance(first, bool) or not isinstance(first, int):
+      raise ValueError("port_base=%r: expected an integer port, 'reserved' or "
+                       "'derived'" % (port_base,))
+    last = first + needed - 1
+    if first < 1 or last > slurm_step.MAX_PORT:
+      raise ValueError('port_base=%d: tasks on the busiest node need ports '
+                       '%d..%d, which must lie within 1..%d' %
+                       (first, first, last, slurm_step.MAX_PORT))
+    ports = list(range(first, last + 1))
+  return ports
 
 
 def _addresses(step, ports):
-  """Returns the `host:port` of every task, by rank, as a tuple.
-
-  Args:
-    step: The `slurm_step.SlurmStep`.
-    ports: The port of a node's i-th task, for every i (`_ports`).
-  """
-  hosts = step.nodes
+  """Returns the `host:port` of every task, by rank, as a tuple."""
   port_texts = [':%d' % port for port in ports]
-  if step.rank_nodes is not None:  # Arbitrary: rank by rank.
-    return tuple(hosts[node] + port_texts[local]
-                 for node, local in step.places())
-  addresses = []
-  for first, nodes, sizes in step.turns():
-    if isinstance(sizes, int):
-      texts = port_texts[first:first + sizes]
-      names = hosts if len(nodes) == len(hosts) else [hosts[i] for i in nodes]
-      if len(texts) == 1:  # One task per node and turn, as in cyclic.
-        addresses += [name + texts[0] for name in names]
-      else:
-        addresses += [name + text for name in names for text in texts]
-    else:
-      addresses += [
-          hosts[node] + text for node, size in zip(nodes, sizes)
-          for text in port_texts[first:first + size]
-      ]
-  return tuple(addresses)
+  return tuple(step.nodes[node] + port_texts[local]
+               for node, local in step.places)
 
 
 def _assign_jobs(job_runs, addresses, task_index):
@@ -264,19 +239,18 @@ def _assign_jobs(job_runs, addresses, task_index):
     job = cluster.get(name, ())
     if first <= task_index < first + count:
       task_type, task_id = name, len(job) + task_index - first
-    # A job has few runs (`_task_jobs`), so that joining them stays cheap.
     cluster[name] = job + addresses[first:first + count]
     first += count
   return (tuple((name, cluster[name]) for name in sorted(cluster)), task_type,
           task_id)
 
 
-def _deal_gpus(node_gpus, per_task, local):
+def deal_gpus(node_gpus, per_task, local):
   """Returns the GPUs of the task of local index `local` on a node.
 
   The node's tasks take `per_task` GPUs each, by value, in local index order;
-  when the node has fewer GPUs than tasks (`per_task` is then 1), task l
-  shares the (l mod G)-th of the node's G GPUs.
+  when the node has fewer GPUs than that allows (`per_task` is then 1), task
+  l shares the (l mod G)-th of the node's G GPUs.
 
   Args:
     node_gpus: The node's GPU ids, as Slurm lists them.
@@ -288,76 +262,93 @@ def _deal_gpus(node_gpus, per_task, local):
   return node_gpus[local * per_task:(local + 1) * per_task]
 
 
-def _gpu_sharers(num_gpus, num_tasks, local):
-  """How many of a node's `num_tasks` tasks use the GPU of task `local`."""
-  if num_tasks <= num_gpus:
-    return 1
-  return num_tasks // num_gpus + (local % num_gpus < num_tasks % num_gpus)
-
-
-def _busiest_node_tasks(step, node):
-  """Tasks on the busiest node of the step (of `node`'s component)."""
-  if not step.heterogeneous:
-    return step.busiest
-  nodes = step.component_nodes(node)
-  return max(step.tasks_per_node[nodes.start:nodes.stop])
-
-
-def _warn_if_step_gpus_uneven(step, node, num_gpus):
-  """Warns when `--gpus=N` (SLURM_GPUS) may have left nodes uneven.
-
-  GPUs given per node (`--gres=gpu:N`, `--gpus-per-node`) are the same on
-  every node, so this node's count stands for all. `--gpus=N` lets Slurm
-  spread N GPUs over the nodes as it likes; a task sees only its own node's,
-  and knows the spread was even only when N is its node's count times the
-  number of nodes.
-  """
-  if step.gpus.step_total is None:
-    return
-  num_nodes = len(step.component_nodes(node) if step.heterogeneous else
-                  step.nodes)
-  if num_nodes > 1 and step.gpus.step_total != num_gpus * num_nodes:
-    logging.warning(
-        'Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one %d: '
-        'workers on other nodes may use a different number of GPUs, which '
-        'MultiWorkerMirroredStrategy does not support; pass gpus_per_task.',
-        step.gpus.step_total, num_nodes, num_gpus)
-
-
 @dataclasses.dataclass(frozen=True)
-class _GpuAssignment:
+class GpuPlan:
   """The GPUs of the tasks of this task's node.
 
   Attributes:
     per_task: GPUs each task of the step (or of its heterogeneous component)
       uses.
-    node_gpus: The GPU ids dealt among the node's tasks by `_deal_gpus`, or
+    node_gpus: The GPU ids dealt among the node's tasks by `deal_gpus`, or
       None when Slurm bound this task's own GPUs or nothing is to be dealt.
     task_gpus: This task's GPU ids for `CUDA_VISIBLE_DEVICES`, or None to
       leave it alone.
+    source: Where `node_gpus` came from (a variable, an argument, a command).
+    busiest: Tasks on the busiest node of the step (or of the component).
+    on_node: Tasks on this task's node.
+    shared: Whether, with fewer GPUs than tasks, the node's tasks share
+      GPUs round-robin.
     sharers: How many tasks of the node use this task's GPU (1: its own).
   """
   per_task: int
-  node_gpus: Optional[Tuple[str, ...]]
-  task_gpus: Optional[Tuple[str, ...]]
+  node_gpus: Optional[Tuple[str, ...]] = None
+  task_gpus: Optional[Tuple[str, ...]] = None
+  source: str = ''
+  busiest: int = 0
+  on_node: int = 0
+  shared: bool = False
   sharers: int = 1
 
   def of_local_task(self, local):
     """Returns the GPUs of the node's task of local index `local`, or None."""
     if self.node_gpus is None:
       return None
-    return _deal_gpus(self.node_gpus, self.per_task, local)
+    return deal_gpus(self.node_gpus, self.per_task, local)
 
 
-def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
-  """Decides how many GPUs every task uses, and which this task's node deals.
+
+def _bound_gpu_plan(gpus, gpus_per_node, gpus_per_task):
+  """The plan for GPUs Slurm bound to this task: they stay with it."""
+  visible = gpus.visible
+  per_task = len(visible) if gpus_per_task is None else gpus_per_task
+  if per_task > len(visible):
+    raise RuntimeError(
+        'Requested %d GPUs per task (gpus_per_task) but Slurm bound %d to '
+        'this task (%s=%r)' % (per_task, len(visible), gpus.source,
+                               ','.join(visible)))
+  if (gpus_per_node is not None and gpus.on_node is not None and
+      gpus_per_node > gpus.on_node):
+    raise RuntimeError(
+        'Requested more GPUs per node than available: gpus_per_node=%d but '
+        'Slurm gave this node %d (SLURM_GPUS_ON_NODE)' %
+        (gpus_per_node, gpus.on_node))
+  return GpuPlan(per_task, task_gpus=visible[:per_task],
+                 source=gpus.source)
+
+
+def _node_gpus(gpus, gpus_per_node, count_node_gpus):
+  """Returns (the GPU ids of this node to deal, where they came from).
+
+  Raises:
+    RuntimeError: If `gpus_per_node` is more than the node has.
+  """
+  visible, source = gpus.visible, gpus.source
+  if visible is None:
+    source = 'gpus_per_node'
+    if gpus_per_node is None:
+      gpus_per_node, source = count_node_gpus(), 'nvidia-smi --list-gpus'
+    visible = tuple(str(i) for i in range(gpus_per_node))
+  if gpus_per_node is None:
+    gpus_per_node = len(visible)
+  elif gpus_per_node > len(visible):
+    raise RuntimeError(
+        'Requested more GPUs per node than available: gpus_per_node=%d but '
+        'this node has %d (%s=%r)' % (gpus_per_node, len(visible), source,
+                                      ','.join(visible)))
+  return visible[:gpus_per_node], source
+
+
+def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
+  """Decides how many GPUs every task uses, and which this task gets.
 
   GPUs that Slurm bound to this task stay with it. GPUs that Slurm gave the
   node are dealt among the node's tasks by local index, by value: each task
   of the step gets k = G // T GPUs, where G is the node's GPU count and T the
-  number of tasks on the step's busiest node, so that every worker has the
-  same number. When k would be 0 and neither count was given, each task gets
-  one GPU, shared round-robin within its node.
+  number of tasks on the step's busiest node (of the task's heterogeneous
+  component), so that every worker has the same number. When k would be 0
+  and neither count was given, each task gets one GPU, shared round-robin
+  within its node. `CUDA_VISIBLE_DEVICES=''` hides every GPU unless a count
+  is given (as TensorFlow, which then deals GPUs 0..gpus_per_node-1).
 
   Args:
     step: The `slurm_step.SlurmStep`.
@@ -367,86 +358,80 @@ def _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
       the environment says (nvidia-smi); called only then.
 
   Returns:
-    A `_GpuAssignment`.
+    A `GpuPlan`.
 
   Raises:
     RuntimeError: If more GPUs are requested than Slurm gave.
   """
   gpus = step.gpus
-  visible, source = gpus.visible, gpus.source
-  if gpus.bound_per_task:
-    per_task = len(visible) if gpus_per_task is None else gpus_per_task
-    if per_task > len(visible):
-      raise RuntimeError(
-          'Requested %d GPUs per task (gpus_per_task) but Slurm bound %d to '
-          'this task (%s=%r)' % (per_task, len(visible), source,
-                                 ','.join(visible)))
-    if (gpus_per_node is not None and gpus.on_node is not None and
-        gpus_per_node > gpus.on_node):
-      raise RuntimeError(
-          'Requested more GPUs per node than available: gpus_per_node=%d but '
-          'Slurm gave this node %d (SLURM_GPUS_ON_NODE)' %
-          (gpus_per_node, gpus.on_node))
-    return _GpuAssignment(per_task, None, visible[:per_task])
   defaults = gpus_per_node is None and gpus_per_task is None
-  if visible is None:
-    source = 'gpus_per_node'
-    if gpus_per_node is None:
-      gpus_per_node, source = count_node_gpus(), 'nvidia-smi --list-gpus'
-      if not gpus_per_node:
-        # No GPU anywhere: CUDA_VISIBLE_DEVICES stays as is.
-        return _GpuAssignment(0, None, None)
-    visible = tuple(str(i) for i in range(gpus_per_node))
-  if gpus_per_node is None:
-    gpus_per_node = len(visible)
-  elif gpus_per_node > len(visible):
-    raise RuntimeError(
-        'Requested more GPUs per node than available: gpus_per_node=%d but '
-        'this node has %d (%s=%r)' % (gpus_per_node, len(visible), source,
-                                      ','.join(visible)))
-  node_gpus = visible[:gpus_per_node]
-  node, local = step.place(step.task_index)
+  if gpus.emptied and not defaults:
+    gpus = dataclasses.replace(gpus, visible=None, emptied=False)
+  if gpus.bound_per_task:
+    return _bound_gpu_plan(gpus, gpus_per_node, gpus_per_task)
+  node_gpus, source = _node_gpus(gpus, gpus_per_node, count_node_gpus)
+  if not node_gpus and gpus.visible is None and gpus_per_node is None:
+    # No GPU anywhere: CUDA_VISIBLE_DEVICES stays as it is.
+    return GpuPlan(0, source=source)
+  node, local = step.place
+  busiest = max(step.tasks_per_node[i] for i in step.component_nodes(node))
   on_node = step.tasks_per_node[node]
-  busiest = _busiest_node_tasks(step, node)
-  per_task = gpus_per_node // busiest if gpus_per_task is None else (
+  per_task = len(node_gpus) // busiest if gpus_per_task is None else (
       gpus_per_task)
-  if per_task * busiest > gpus_per_node:
+  if per_task * busiest > len(node_gpus):
     raise RuntimeError(
         'Requested more GPUs per node than available: %d tasks on the busiest '
         'node x %d GPUs per task (gpus_per_task) > %d GPUs per node (%s)' %
-        (busiest, per_task, gpus_per_node, source))
-  if defaults:
-    _warn_if_step_gpus_uneven(step, node, gpus_per_node)
-  sharers = 1
-  if defaults and gpus_per_node and not per_task:
+        (busiest, per_task, len(node_gpus), source))
+  shared = defaults and bool(node_gpus) and not per_task
+  if shared:
     per_task = 1
-    sharers = _gpu_sharers(gpus_per_node, on_node, local)
-    if sharers > 1:
+  if not node_gpus and gpus.visible is not None:
+    # Slurm's value already hides every GPU.
+    return GpuPlan(per_task, source=source, busiest=busiest, on_node=on_node)
+  sharers = 1
+  if shared and on_node > len(node_gpus):
+    sharers = (on_node // len(node_gpus) +
+               (local % len(node_gpus) < on_node % len(node_gpus)))
+  return GpuPlan(per_task, node_gpus, deal_gpus(node_gpus, per_task, local),
+                 source, busiest, on_node, shared, sharers)
+
+
+def _log_gpu_plan(step, plan, defaults):
+  """Says what the GPU plan leaves unused or shared, once per task."""
+  if step.gpus.bound_per_task:
+    return
+  gpus = len(plan.node_gpus or ())
+  if step.gpus.step_total is not None and defaults:
+    num_nodes = len(step.component_nodes(step.place[0]))
+    if num_nodes > 1 and step.gpus.step_total != gpus * num_nodes:
+      logging.warning(
+          'Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one %d:'
+          ' workers on other nodes may use a different number of GPUs, which '
+          'MultiWorkerMirroredStrategy does not support; pass gpus_per_task.',
+          step.gpus.step_total, num_nodes, gpus)
+  if plan.shared:
+    if plan.sharers > 1:
       shared = ('this task\'s GPU is used by %d tasks of this node '
                 '(TF_FORCE_GPU_ALLOW_GROWTH=true unless set, so that they do '
-                'not each reserve all of its memory)' % sharers)
+                'not each reserve all of its memory)' % plan.sharers)
     else:
       shared = 'this task has its GPU to itself'
     logging.warning(
         'The busiest node of the %s runs %d tasks, more than its GPUs: every '
         'task uses one GPU. This node has %d GPUs (%s) for %d tasks; %s. '
         'Pass gpus_per_task to choose otherwise.',
-        'component' if step.heterogeneous else 'step', busiest, gpus_per_node,
-        source, on_node, shared)
-  elif gpus_per_node and not per_task:
+        'component' if step.heterogeneous else 'step', plan.busiest, gpus,
+        plan.source, plan.on_node, shared)
+  elif gpus and not plan.per_task:
     logging.warning('This node has %d GPUs (%s) for %d tasks: this task gets '
-                    'none.', gpus_per_node, source, on_node)
-  elif per_task * on_node < gpus_per_node:
+                    'none.', gpus, plan.source, plan.on_node)
+  elif gpus and plan.per_task * plan.on_node < gpus:
     logging.info(
         'Each task uses %d GPU(s), as many as the %d tasks of the busiest node '
         'can each have; %d of this node\'s %d GPUs stay unused. Pass '
-        'gpus_per_task to choose otherwise.', per_task, busiest,
-        gpus_per_node - per_task * on_node, gpus_per_node)
-  if not visible and gpus.visible is not None:
-    # Slurm's value already hides every GPU.
-    return _GpuAssignment(per_task, None, None)
-  return _GpuAssignment(per_task, node_gpus,
-                        _deal_gpus(node_gpus, per_task, local), sharers)
+        'gpus_per_task to choose otherwise.', plan.per_task, plan.busiest,
+        gpus - plan.per_task * plan.on_node, gpus)
 
 
 def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
@@ -470,12 +455,14 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
     RuntimeError: If the arguments ask for more than Slurm gave.
     ValueError: If an argument is malformed.
   """
-  _check_count('gpus_per_node', gpus_per_node, slurm_step.MAX_GPUS_PER_NODE)
-  _check_count('gpus_per_task', gpus_per_task, slurm_step.MAX_GPUS_PER_NODE)
+  for name, value in (('gpus_per_node', gpus_per_node),
+                      ('gpus_per_task', gpus_per_task)):
+    slurm_step.check_int(name, value, 0, slurm_step.MAX_GPUS_PER_NODE,
+                         optional=True)
   job_runs = _task_jobs(step, jobs, het_jobs)
   ports = _ports(step, port_base)
   # Host names are distinct (`slurm_step` checks them), so distinct ports per
-  # node make every address distinct, checked in O(busiest node's tasks).
+  # node make every address distinct.
   if len(set(ports)) != len(ports):
     raise ValueError(
         'port_base=%r gives the tasks of one node the ports %s, some of them '
@@ -485,7 +472,8 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
   addresses = _addresses(step, ports)
   cluster, task_type, task_id = _assign_jobs(job_runs, addresses,
                                              step.task_index)
-  gpus = _assign_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus)
+  gpus = plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus)
+  _log_gpu_plan(step, gpus, gpus_per_node is None and gpus_per_task is None)
   return Resolution(cluster, task_type, task_id, gpus, addresses)
 
 
@@ -566,17 +554,10 @@ class SlurmClusterResolver(ClusterResolver):
     set (if `auto_set_gpu`) only after every check passed, and on any error
     the environment is left as it was.
 
-    Used environment variables: `SLURM_PROCID`, `SLURM_STEP_NODELIST`,
-    `SLURM_STEP_TASKS_PER_NODE`, `SLURM_STEP_NUM_TASKS` (in a batch script
-    without a step: `SLURM_JOB_NODELIST`, `SLURM_TASKS_PER_NODE`,
-    `SLURM_NTASKS`), `SLURM_DISTRIBUTION`, `SLURM_DIST_PLANESIZE`,
-    `SLURM_HOSTFILE`, `SLURM_HET_SIZE` and `SLURM_JOB_NODELIST_HET_GROUP_<n>`
-    (or the `PACK` names), `SLURMD_NODENAME`, `SLURM_NODEID`, `SLURM_LOCALID`,
-    `SLURM_GTIDS`, `CUDA_VISIBLE_DEVICES`, `GPU_DEVICE_ORDINAL`,
-    `SLURM_STEP_GPUS`, `SLURM_JOB_GPUS`, `SLURM_GPUS_ON_NODE`, `SLURM_GPUS`,
-    `SLURMD_TRES_BIND`, `SLURM_STEP_RESV_PORTS`, `SLURM_JOB_ID`,
-    `SLURM_STEP_ID`. It sets `CUDA_VISIBLE_DEVICES`, and
-    `TF_FORCE_GPU_ALLOW_GROWTH` where tasks share a GPU.
+    It reads the environment variables `slurm_step.VARIABLES` lists (the
+    explain command shows their values in a task). It sets
+    `CUDA_VISIBLE_DEVICES`, and `TF_FORCE_GPU_ALLOW_GROWTH` where tasks
+    share a GPU.
 
     The step is read through `_resolve_own_rank`, `_resolve_num_tasks`,
     `_resolve_hostlist` and `_resolve_task_configuration`, as in TensorFlow
@@ -625,8 +606,8 @@ class SlurmClusterResolver(ClusterResolver):
     """
     self._expand = slurm_hostlist.get_expander(hostlist_expansion)
     if tasks_per_node is not None and not isinstance(tasks_per_node, Mapping):
-      _check_count('tasks_per_node', tasks_per_node,
-                   slurm_step.MAX_TASKS_PER_NODE, minimum=1)
+      slurm_step.check_int('tasks_per_node', tasks_per_node, 1,
+                           slurm_step.MAX_TASKS_PER_NODE, optional=True)
     if not isinstance(auto_set_gpu, bool):
       raise ValueError('auto_set_gpu=%r: expected True or False' %
                        (auto_set_gpu,))
@@ -728,20 +709,14 @@ class SlurmClusterResolver(ClusterResolver):
       selected.
     """
     _check_text('task_type', task_type, optional=True)
-    _check_count('task_id', task_id, slurm_step.MAX_TASKS)
     _check_text('rpc_layer', rpc_layer, optional=True)
     task_type = task_type if task_type is not None else self.task_type
     task_id = task_id if task_id is not None else self.task_id
     if task_type is None or task_id is None:
       return ''
-    addresses = dict(self._resolution.cluster).get(task_type)
-    if addresses is None:
-      raise ValueError('task_type=%r: no such job; the jobs are %s' %
-                       (task_type, sorted(dict(self._resolution.cluster))))
-    if task_id >= len(addresses):
-      raise ValueError('task_id=%d: job %r has %d tasks' %
-                       (task_id, task_type, len(addresses)))
-    return format_master_url(addresses[task_id], rpc_layer or self.rpc_layer)
+    return format_master_url(
+        self._cluster_spec.task_address(task_type, task_id),
+        rpc_layer or self.rpc_layer)
 
   def num_accelerators(self,
                        task_type=None,
@@ -775,7 +750,7 @@ def _set_cuda_visible_devices(gpus):
   them reserves all of the GPU's memory.
 
   Args:
-    gpus: The task's `_GpuAssignment`.
+    gpus: The task's `GpuPlan`.
   """
   if gpus.task_gpus is None:
     return

@@ -36,15 +36,6 @@ from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 
-_EXPLAINED_VARIABLES = re.compile(
-    r'(SLURM_(PROCID|LOCALID|NODEID|GTIDS|STEP_NODELIST|STEP_TASKS_PER_NODE|'
-    r'STEP_NUM_TASKS|JOB_NODELIST|TASKS_PER_NODE|NTASKS|DISTRIBUTION|'
-    r'DIST_PLANESIZE|HOSTFILE|HET_SIZE|PACK_SIZE|JOB_NODELIST_(HET|PACK)_GROUP_'
-    r'\d+|STEP_GPUS|JOB_GPUS|GPUS_ON_NODE|GPUS|STEP_RESV_PORTS|JOB_ID|'
-    r'STEP_ID)|SLURMD_NODENAME|SLURMD_TRES_BIND|CUDA_VISIBLE_DEVICES|'
-    r'GPU_DEVICE_ORDINAL)$')
-
-
 def _parse_jobs(text):
   jobs = {}
   for item in text.split(','):
@@ -99,7 +90,7 @@ def _explain_parser():
   return parser
 
 
-def _task_gpus(step, resolution, places, task):
+def _task_gpus(step, resolution, task):
   """GPUs of a task of the step, as far as this task can tell, or None.
 
   Besides its own, a task knows the GPUs of the tasks on its node when Slurm
@@ -108,13 +99,12 @@ def _task_gpus(step, resolution, places, task):
   Args:
     step: The `slurm_step.SlurmStep`.
     resolution: The resolver's `Resolution`.
-    places: (node index, local index) of this task and of `task`, by rank.
     task: The rank of the task.
   """
   if task == step.task_index:
     return resolution.gpus.task_gpus
-  node, local = places[task]
-  if node != places[step.task_index][0]:
+  node, local = step.places[task]
+  if node != step.place[0]:
     return None
   return resolution.gpus.of_local_task(local)
 
@@ -144,7 +134,7 @@ def _explain(environ, args, out):
   by_address = {address: (name, i) for name, i, address in task_jobs}
   addresses = resolution.addresses
   out.write('Variables read:\n')
-  for name in sorted(n for n in environ if _EXPLAINED_VARIABLES.match(n)):
+  for name in sorted(n for n in environ if slurm_step.is_read(n)):
     out.write('  %s=%s\n' % (name, environ[name]))
   out.write('Nodes, as Slurm numbers them: %s\n' % ' '.join(step.nodes))
   out.write('Tasks per node: %s (%s)\n' % (
@@ -161,20 +151,16 @@ def _explain(environ, args, out):
         "the node's, split among its tasks")
   out.write('GPUs: %s; %d per task\n' % (gpus_note,
                                           resolution.gpus.per_task))
-  if args.all:
-    tasks, places = range(step.num_tasks), list(step.places())
-  else:
-    tasks = [step.task_index]
-    places = {step.task_index: step.place(step.task_index)}
+  tasks = range(step.num_tasks) if args.all else [step.task_index]
   out.write('%-6s %-14s %-6s %-14s %-22s %s\n' %
             ('rank', 'node', 'local', 'task', 'address', 'GPUs'))
   for task in tasks:
     name, index = by_address[addresses[task]]
-    node, local = places[task]
+    node, local = step.places[task]
     out.write('%-6d %-14s %-6d %-14s %-22s %s%s\n' % (
         task, step.nodes[node], local, '%s:%d' % (name, index),
         addresses[task],
-        _format_gpus(_task_gpus(step, resolution, places, task)),
+        _format_gpus(_task_gpus(step, resolution, task)),
         '   <- this task' if task == step.task_index and args.all else ''))
 
 

@@ -25,12 +25,9 @@ TensorFlow; the environment mapping (and the file `SLURM_HOSTFILE` names)
 is the only input.
 """
 
-import bisect
 import collections
 import dataclasses
 import functools
-import itertools
-import operator
 import os
 import re
 import stat
@@ -38,11 +35,26 @@ from typing import Mapping, Optional, Tuple
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 
+# The variables a step is read from; `<n>` stands for a heterogeneous job
+# component's number (0, 1, ...).
+VARIABLES = (
+    'SLURM_PROCID', 'SLURM_STEP_NODELIST', 'SLURM_STEP_TASKS_PER_NODE',
+    'SLURM_STEP_NUM_TASKS', 'SLURM_JOB_NODELIST', 'SLURM_TASKS_PER_NODE',
+    'SLURM_NTASKS', 'SLURM_DISTRIBUTION', 'SLURM_DIST_PLANESIZE',
+    'SLURM_HOSTFILE', 'SLURM_HET_SIZE', 'SLURM_PACK_SIZE',
+    'SLURM_JOB_NODELIST_HET_GROUP_<n>', 'SLURM_JOB_NODELIST_PACK_GROUP_<n>',
+    'SLURMD_NODENAME', 'SLURM_NODEID', 'SLURM_LOCALID', 'SLURM_GTIDS',
+    'CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL', 'SLURM_STEP_GPUS',
+    'SLURM_JOB_GPUS', 'SLURM_GPUS_ON_NODE', 'SLURM_GPUS', 'SLURMD_TRES_BIND',
+    'SLURM_STEP_RESV_PORTS', 'SLURM_JOB_ID', 'SLURM_STEP_ID')
+_VARIABLE_RE = re.compile('|'.join(
+    re.escape(name).replace('<n>', '[0-9]+') for name in VARIABLES))
+
 _NO_GPUS = ('', 'NoDevFiles')
 # Upper bounds on what a step may hold; larger values are refused before
 # anything is allocated for them.
-# Tasks of a step: no step has more nodes (slurm_hostlist._MAX_HOSTS), and
-# none runs TensorFlow on more tasks than this.
+# Tasks of a step: no step has more nodes, and none runs TensorFlow on more
+# tasks than this.
 MAX_TASKS = 1024 * 1024
 # Tasks of one node: slurm.conf's MaxTasksPerNode may not exceed 65533.
 MAX_TASKS_PER_NODE = 65533
@@ -52,6 +64,10 @@ MAX_PORT = 65535
 MAX_GPUS_PER_NODE = 1024
 # Slurm's job and step ids are 32-bit.
 _MAX_ID = 2**32 - 1
+# Decimal text, as Slurm's atoi reads it; at most 40 digits, since int() of
+# a long string of digits is slow (and refused beyond 4300 digits).
+_DECIMAL_RE = re.compile(r'\s*[0-9]{1,40}\s*')
+_PORT_RANGE_RE = re.compile(r'([0-9]{1,5})(?:-([0-9]{1,5}))?')
 # SLURM_HOSTFILE: a line per task holds at most a host name and this much
 # more (spaces, a comment), after comments of up to _HOSTFILE_HEADER_BYTES;
 # files are read up to the bound this gives, and never beyond
@@ -63,6 +79,58 @@ _READ_CHUNK = 1024 * 1024
 # Device ids in CUDA_VISIBLE_DEVICES and co.: an index or a UUID such as
 # GPU-5c0b9c4e-... or MIG-GPU-.../1/0.
 _GPU_ID_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.:/-]*')
+
+
+def is_read(name):
+  """Whether `read_step` reads the environment variable `name`."""
+  return _VARIABLE_RE.fullmatch(name) is not None
+
+
+def check_int(name, value, minimum, maximum, optional=False):
+  """Returns `value` if it is an int (not a bool) in minimum..maximum.
+
+  Args:
+    name: The argument's name, for the error.
+    value: Its value.
+    minimum: The smallest valid value.
+    maximum: The largest valid value.
+    optional: Whether None is valid too.
+
+  Raises:
+    ValueError: Naming `name` and the value, if it is not.
+  """
+  if value is None and optional:
+    return value
+  if (isinstance(value, bool) or not isinstance(value, int) or
+      not minimum <= value <= maximum):
+    raise ValueError('%s=%r: expected %san integer in %d..%d' %
+                     (name, value, 'None or ' if optional else '', minimum,
+                      maximum))
+  return value
+
+
+def parse_int(name, text, minimum, maximum):
+  """Parses the text of variable `name` as an int in minimum..maximum.
+
+  Surrounding whitespace is allowed, as Slurm's own atoi; signs, non-ASCII
+  digits and anything else are not.
+
+  Raises:
+    ValueError: Naming the variable and its value, if it is not such an int.
+  """
+  if isinstance(text, str) and _DECIMAL_RE.fullmatch(text):
+    number = int(text)
+    if minimum <= number <= maximum:
+      return number
+  raise ValueError('%s=%r: expected an integer in %d..%d' %
+                   (name, text, minimum, maximum))
+
+
+def abbreviate(items, most=8):
+  """Shows a list, or its first `most` items and how many there are."""
+  if len(items) <= most:
+    return repr(list(items))
+  return '%r... (%d in all)' % (list(items[:most]), len(items))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,33 +147,29 @@ class SlurmGpus:
     step_total: GPUs of the whole job when it asked for a total
       (`--gpus=N`: `SLURM_GPUS`), which Slurm may spread unevenly over the
       nodes; None otherwise.
+    emptied: Whether `CUDA_VISIBLE_DEVICES` is set to ''. Slurm never writes
+      that (it writes `NoDevFiles`): the user hid the GPUs, and a GPU count
+      the user passes explicitly wins over it, as in TensorFlow.
   """
   visible: Optional[Tuple[str, ...]] = None
   source: str = 'CUDA_VISIBLE_DEVICES'
   bound_per_task: bool = False
   on_node: Optional[int] = None
   step_total: Optional[int] = None
+  emptied: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
 class SlurmStep:
   """Where every task of a Slurm step runs, and what this task may use.
 
-  Ranks are dealt to the nodes in turns, as Slurm's task distributions do:
-  in each turn every node that still has tasks takes the next `chunk` of
-  them (fewer if it has fewer left). Cyclic takes one task per turn, plane N
-  takes N, and block is one turn in which every node takes all of its
-  tasks. The arbitrary distribution gives the node of every rank instead
-  (`rank_nodes`).
-
   Attributes:
     nodes: The step's node names, in the order Slurm numbers them
       (`SLURM_NODEID`).
     tasks_per_node: The number of tasks on each of `nodes`.
+    places: For every rank, (index into `nodes` of its node, its local index
+      among the step's tasks on that node).
     task_index: This process's rank.
-    chunk: How many tasks a node takes per turn, or None for block.
-    rank_nodes: For every rank, the index into `nodes` of its node, or None
-      when the ranks are dealt in turns.
     gpus: What Slurm says of this task's GPUs (`SlurmGpus`).
     node_components: For every node, its heterogeneous job component
       (`srun A : B`), or None if the step is not heterogeneous.
@@ -116,119 +180,80 @@ class SlurmStep:
   """
   nodes: Tuple[str, ...]
   tasks_per_node: Tuple[int, ...]
+  places: Tuple[Tuple[int, int], ...]
   task_index: int
-  chunk: Optional[int] = None
-  rank_nodes: Optional[Tuple[int, ...]] = None
-  gpus: 'SlurmGpus' = None
+  gpus: SlurmGpus = SlurmGpus()
   node_components: Optional[Tuple[int, ...]] = None
   counts_source: str = ''
   reserved_ports: Optional[Tuple[int, ...]] = None
   job_step: Tuple[int, int] = (0, 0)
 
-  @functools.cached_property
-  def num_tasks(self):
-    return sum(self.tasks_per_node)
-
-  @functools.cached_property
-  def _distinct_counts(self):
-    # A step's nodes run few different numbers of tasks: the busiest and the
-    # least busy are found among those, in one pass over the nodes.
-    return frozenset(self.tasks_per_node)
-
   @property
+  def num_tasks(self):
+    return len(self.places)
+
+  @functools.cached_property
   def busiest(self):
     """The number of tasks on the busiest node."""
-    return max(self._distinct_counts, default=0)
-
-  @property
-  def fewest(self):
-    """The number of tasks on the least busy node."""
-    return min(self._distinct_counts, default=0)
+    return max(self.tasks_per_node, default=0)
 
   @property
   def heterogeneous(self):
     return self.node_components is not None
 
-  def component_nodes(self, node):
-    """Returns the node indices of the heterogeneous component of `node`.
-
-    Components are laid out one after the other, so that these are a range.
-    """
-    component = self.node_components[node]
-    return range(bisect.bisect_left(self.node_components, component),
-                 bisect.bisect_right(self.node_components, component, node))
-
-  def turns(self):
-    """Yields the turns of the deal in rank order: (first, nodes, sizes).
-
-    In the turn whose first local index is `first`, each of `nodes` (node
-    indices, in order) takes its next tasks, one node after the other:
-    `sizes[i]` of them for `nodes[i]`, or `sizes` each when it is an int
-    (every node still has that many).
-    """
-    counts = self.tasks_per_node
-    chunk = self.chunk or max(self.busiest, 1)
-    nodes = range(len(counts))
-    for first in range(0, self.busiest, chunk):
-      if first + chunk <= self.fewest:
-        yield first, nodes, chunk
-        continue
-      nodes = [node for node in nodes if counts[node] > first]
-      yield first, nodes, [min(chunk, counts[node] - first) for node in nodes]
-
-  def place(self, rank):
-    """Returns (node index, local index) of the task of rank `rank`."""
-    if self.rank_nodes is not None:
-      node = self.rank_nodes[rank]
-      return node, self.rank_nodes[:rank].count(node)
-    for first, nodes, sizes in self.turns():
-      if isinstance(sizes, int):
-        if rank < len(nodes) * sizes:
-          return nodes[rank // sizes], first + rank % sizes
-        rank -= len(nodes) * sizes
-        continue
-      ends = list(itertools.accumulate(sizes))
-      if rank < ends[-1]:
-        turn = bisect.bisect_right(ends, rank)
-        return nodes[turn], first + rank - (ends[turn - 1] if turn else 0)
-      rank -= ends[-1]
-    raise IndexError('rank %d is not in the step' % rank)
+  @property
+  def place(self):
+    """(node index, local index) of this task."""
+    return self.places[self.task_index]
 
   def node_ranks(self, node):
     """Returns the ranks of the tasks on node index `node`, in order."""
-    if self.rank_nodes is not None:
-      return [rank for rank, other in enumerate(self.rank_nodes)
-              if other == node]
-    ranks = []
-    before = 0
-    for _, nodes, sizes in self.turns():
-      if isinstance(sizes, int):
-        if node in nodes:
-          start = before + nodes.index(node) * sizes
-          ranks.extend(range(start, start + sizes))
-        before += len(nodes) * sizes
-        continue
-      if node in nodes:
-        turn = nodes.index(node)
-        start = before + sum(sizes[:turn])
-        ranks.extend(range(start, start + sizes[turn]))
-      before += sum(sizes)
-    return ranks
+    return [rank for rank, (other, _) in enumerate(self.places)
+            if other == node]
 
-  def places(self):
-    """Yields (node index, local index) of every task, in rank order."""
-    if self.rank_nodes is not None:
-      taken = [0] * len(self.nodes)
-      for node in self.rank_nodes:
-        yield node, taken[node]
-        taken[node] += 1
-      return
-    for first, nodes, sizes in self.turns():
-      if isinstance(sizes, int):
-        sizes = itertools.repeat(sizes)
-      for node, size in zip(nodes, sizes):
-        for local in range(first, first + size):
-          yield node, local
+  def component_nodes(self, node):
+    """Returns the indices of the nodes of `node`'s heterogeneous component.
+
+    Outside heterogeneous steps, those of every node.
+    """
+    if not self.heterogeneous:
+      return list(range(len(self.nodes)))
+    component = self.node_components[node]
+    return [other for other, other_component in enumerate(self.node_components)
+            if other_component == component]
+
+
+def deal_ranks(tasks_per_node, chunk=None):
+  """Returns (node index, local index) of every rank, as Slurm deals them.
+
+  Ranks are dealt to the nodes in turns: in each turn every node that still
+  has tasks takes its next `chunk` of them (fewer if it has fewer left), one
+  node after the other. Cyclic takes one task per turn, plane N takes N, and
+  block (`chunk` None) is one turn in which every node takes all of its
+  tasks.
+
+  Args:
+    tasks_per_node: The number of tasks of each node, in node order.
+    chunk: Tasks a node takes per turn, or None for block.
+  """
+  busiest = max(tasks_per_node, default=0)
+  chunk = chunk or max(busiest, 1)
+  places = []
+  for first in range(0, busiest, chunk):
+    places += [(node, local)
+               for node, count in enumerate(tasks_per_node)
+               for local in range(first, min(count, first + chunk))]
+  return tuple(places)
+
+
+def places_of_nodes(rank_nodes, num_nodes):
+  """Returns (node index, local index) of every rank from its node index."""
+  taken = [0] * num_nodes
+  places = []
+  for node in rank_nodes:
+    places.append((node, taken[node]))
+    taken[node] += 1
+  return tuple(places)
 
 
 def _node_level(distribution):
@@ -237,17 +262,15 @@ def _node_level(distribution):
 
 
 def _parse_distribution(distribution, plane_size):
-  """Returns ('block'|'cyclic'|'plane'|'arbitrary', `SlurmStep.chunk`).
+  """Returns ('block'|'cyclic'|'plane'|'arbitrary', chunk for `deal_ranks`).
 
   Args:
     distribution: `SLURM_DISTRIBUTION`, e.g. 'cyclic', 'block:cyclic',
       'plane', 'arbitrary'; None when unset (Slurm's default is block).
     plane_size: `SLURM_DIST_PLANESIZE`, or None.
   """
-  if not distribution:
-    return 'block', None
   node_level = _node_level(distribution)
-  if node_level in ('block', '*', 'unknown'):
+  if node_level in ('', 'block', '*', 'unknown'):
     return 'block', None
   if node_level in ('cyclic', 'arbitrary'):
     return node_level, 1
@@ -255,51 +278,17 @@ def _parse_distribution(distribution, plane_size):
     if plane_size is None:
       raise RuntimeError('SLURM_DISTRIBUTION=%r needs SLURM_DIST_PLANESIZE, '
                          'which is not set' % distribution)
-    return 'plane', _parse_int('SLURM_DIST_PLANESIZE', plane_size, 1,
+    return 'plane', parse_int('SLURM_DIST_PLANESIZE', plane_size, 1,
                               MAX_TASKS)
   if node_level.startswith('plane='):
     # The size in SLURM_DISTRIBUTION itself is the one Slurm used.
     size = node_level[len('plane='):]
-    if not _is_decimal(size, 1, MAX_TASKS):
-      raise ValueError('SLURM_DISTRIBUTION=%r: plane size %r; expected an '
-                       'integer in 1..%d' % (distribution, size, MAX_TASKS))
-    return 'plane', int(size)
+    return 'plane', _parse_variable(
+        'SLURM_DISTRIBUTION', distribution,
+        lambda _: parse_int('plane size', size, 1, MAX_TASKS))
   raise ValueError('SLURM_DISTRIBUTION=%r: unknown task distribution %r; '
                    'expected block, cyclic, plane or arbitrary' %
                    (distribution, node_level))
-
-
-def _is_decimal(text, minimum, maximum):
-  """Whether `text` is ASCII decimal digits for an int in minimum..maximum."""
-  # At most as many digits as `maximum` (plus zero padding a few): int() of
-  # a long string of digits is slow, and refused beyond 4300 digits.
-  return (re.fullmatch('[0-9]{1,40}', text) is not None and
-          minimum <= int(text) <= maximum)
-
-
-def _parse_int(name, value, minimum, maximum):
-  """Parses `value` of variable `name` as an int within minimum..maximum.
-
-  Surrounding whitespace is allowed, as Slurm's own atoi; signs, non-ASCII
-  digits and anything else are not.
-
-  Args:
-    name: The variable's name, for the error.
-    value: Its text.
-    minimum: The smallest valid value.
-    maximum: The largest valid value.
-
-  Returns:
-    The int.
-
-  Raises:
-    ValueError: Naming the variable and its value, if it is not such an int.
-  """
-  if not isinstance(value, str) or not _is_decimal(value.strip(), minimum,
-                                                   maximum):
-    raise ValueError('%s=%r: expected an integer in %d..%d' %
-                     (name, value, minimum, maximum))
-  return int(value)
 
 
 def _read_hostfile(path, num_tasks, longest_name):
@@ -367,7 +356,7 @@ def _read_hostfile(path, num_tasks, longest_name):
 
 
 def _hostfile_rank_nodes(path, nodes, counts, counts_source, expand):
-  """Reads the arbitrary distribution's host of each rank from SLURM_HOSTFILE.
+  """Reads the arbitrary distribution's node of each rank from SLURM_HOSTFILE.
 
   Args:
     path: The file named by `SLURM_HOSTFILE`: host names or hostlists, one or
@@ -402,14 +391,14 @@ def _hostfile_rank_nodes(path, nodes, counts, counts_source, expand):
   if unknown:
     raise RuntimeError('SLURM_HOSTFILE=%r names hosts %s that are not in the '
                        'step node list %s' % (path, unknown, list(nodes)))
-  task_nodes = [index[name] for name in names]
-  if collections.Counter(task_nodes) != collections.Counter(
+  rank_nodes = [index[name] for name in names]
+  if collections.Counter(rank_nodes) != collections.Counter(
       dict(enumerate(counts))):
     raise RuntimeError(
         'SLURM_HOSTFILE=%r puts %d ranks on nodes %s, but the step runs %s '
         'tasks on them (%s)' %
         (path, len(names), list(nodes), counts, counts_source))
-  return tuple(task_nodes)
+  return rank_nodes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -429,28 +418,21 @@ _JOB_VARIABLES = _StepVariables(
     is_batch=True)
 
 
-def abbreviate(items, most=8):
-  """Shows a list, or its first `most` items and how many there are."""
-  if len(items) <= most:
-    return repr(list(items))
-  return '%r... (%d in all)' % (list(items[:most]), len(items))
-
-
-def _has_repeats(names):
-  """Whether a name occurs more than once in `names`."""
-  # Slurm's node lists are mostly in sorted order, where one comparison per
-  # name shows that none repeats, at less cost than hashing them all.
-  if all(map(operator.lt, names, itertools.islice(names, 1, None))):
-    return False
-  return len(set(names)) != len(names)
-
-
 def _require(environ, name, hint=''):
   try:
     return environ[name]
   except KeyError:
     raise RuntimeError('%s is not set: not running inside a Slurm task?%s' %
                        (name, hint)) from None
+
+
+def _het_size(environ, num_nodes):
+  """Returns (variable, number of components) of a heterogeneous step."""
+  for name in ('SLURM_HET_SIZE', 'SLURM_PACK_SIZE'):
+    if name in environ:
+      # Components share no node: there are at most as many as nodes.
+      return name, parse_int(name, environ[name], 1, num_nodes)
+  return None, None
 
 
 def _het_components(environ, nodes, expand):
@@ -460,28 +442,18 @@ def _het_components(environ, nodes, expand):
   name-sorted list, while ranks run over the components in order, block-wise
   within each, and `SLURM_NODEID` follows component order too. Each
   component's nodes are in `SLURM_JOB_NODELIST_HET_GROUP_<n>` (Slurm 22.05:
-  `..._PACK_GROUP_<n>`); components never share a node.
-
-  Args:
-    environ: The environment.
-    nodes: The step's node names.
-    expand: The hostlist expander.
-
-  Returns:
-    The component of each of `nodes`, or None outside heterogeneous steps.
+  `..._PACK_GROUP_<n>`); components never share a node (Slurm refuses it).
 
   Raises:
     RuntimeError: If a component's node list is missing, or the lists leave
       a node of the step out or name a node twice.
   """
-  size_var = next((name for name in ('SLURM_HET_SIZE', 'SLURM_PACK_SIZE')
-                   if name in environ), None)
+  size_var, size = _het_size(environ, len(nodes))
   if size_var is None:
     return None
-  # Components share no node: there are at most as many as nodes.
-  size = _parse_int(size_var, environ[size_var], 1, len(nodes))
   read = []
-  component_nodes = []
+  component_of = {}
+  repeated = []
   for component in range(size):
     names = ['SLURM_JOB_NODELIST_%s_%d' % (kind, component)
              for kind in ('HET_GROUP', 'PACK_GROUP')]
@@ -492,29 +464,23 @@ def _het_components(environ, nodes, expand):
                          '%d are unknown' %
                          (names[0], names[1], size_var, size, component))
     read.append('%s=%r' % (name, environ[name]))
-    component_nodes.append(_parse_variable(name, environ[name], expand))
-  component_of = {}
-  for component, names in enumerate(component_nodes):
-    component_of.update(dict.fromkeys(names, component))
-  if len(component_of) != sum(map(len, component_nodes)):
-    # Slurm 22.05 and 24.11 refuse to put two components on one node.
-    repeated = [
-        node for node, count in collections.Counter(
-            itertools.chain.from_iterable(component_nodes)).items()
-        if count > 1
-    ]
+    for node in _parse_variable(name, environ[name], expand):
+      if node in component_of:
+        repeated.append(node)
+      component_of[node] = component
+  if repeated:
     raise RuntimeError(
         'The node lists of the heterogeneous step\'s components name %s '
         'more than once (%s=%d: %s); each component has nodes of its own' %
         (abbreviate(repeated), size_var, size, ', '.join(read)))
-  components = [component_of.get(node) for node in nodes]
-  if None in components:
+  missing = [node for node in nodes if node not in component_of]
+  if missing:
     raise RuntimeError(
         'Nodes %s of the heterogeneous step (SLURM_STEP_NODELIST=%r) are in '
         'none of its components\' node lists (%s=%d: %s)' %
-        (abbreviate([node for node in nodes if node not in component_of]),
-         environ.get('SLURM_STEP_NODELIST'), size_var, size, ', '.join(read)))
-  return components
+        (abbreviate(missing), environ.get('SLURM_STEP_NODELIST'), size_var,
+         size, ', '.join(read)))
+  return [component_of[node] for node in nodes]
 
 
 def _het_task_index(environ, nodes, counts):
@@ -531,7 +497,7 @@ def _het_task_index(environ, nodes, counts):
     raise RuntimeError('SLURMD_NODENAME=%r is not in the step node list %s' %
                        (name, list(nodes)))
   node = nodes.index(name)
-  local = _parse_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'), 0,
+  local = parse_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'), 0,
                     MAX_TASKS_PER_NODE - 1)
   if local >= counts[node]:
     raise RuntimeError('SLURM_LOCALID=%d but SLURMD_NODENAME=%r runs %d tasks '
@@ -540,32 +506,29 @@ def _het_task_index(environ, nodes, counts):
 
 
 def _layout(environ, nodes, counts, counts_source, expand, is_batch):
-  """Orders the nodes as Slurm numbers them and says how ranks are dealt.
+  """Orders the nodes as Slurm numbers them and places every rank.
 
   Returns:
-    (nodes, counts, chunk, rank_nodes, the heterogeneous component of every
-    node or None), as in `SlurmStep`.
+    (nodes, counts, places, the heterogeneous component of every node or
+    None), as in `SlurmStep`.
   """
   components = None if is_batch else _het_components(environ, nodes, expand)
   if components is not None:
-    # Ranks run over the components in order: the nodes are put in component
-    # order, keeping the node list's order within each. The name-sorted node
-    # list often is in component order already.
-    if all(map(operator.le, components, itertools.islice(components, 1, None))):
-      return nodes, counts, None, None, tuple(components)
+    # Ranks run over the components in order, block-wise: the nodes are put
+    # in component order, keeping the node list's order within each.
     order = sorted(range(len(nodes)), key=components.__getitem__)
-    return (tuple(map(nodes.__getitem__, order)),
-            list(map(counts.__getitem__, order)), None, None,
-            tuple(map(components.__getitem__, order)))
+    counts = [counts[node] for node in order]
+    return ([nodes[node] for node in order], counts, deal_ranks(counts),
+            tuple(components[node] for node in order))
   kind, chunk = _parse_distribution(
       environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
   if kind != 'arbitrary':
-    return nodes, counts, chunk, None, None
+    return nodes, counts, deal_ranks(counts, chunk), None
   hostfile = _require(environ, 'SLURM_HOSTFILE',
                       ' SLURM_DISTRIBUTION=arbitrary needs it.')
-  return (nodes, counts, None,
-          _hostfile_rank_nodes(hostfile, nodes, counts, counts_source, expand),
-          None)
+  rank_nodes = _hostfile_rank_nodes(hostfile, nodes, counts, counts_source,
+                                    expand)
+  return nodes, counts, places_of_nodes(rank_nodes, len(nodes)), None
 
 
 def _parse_variable(name, value, parse, where=''):
@@ -585,6 +548,20 @@ def _check_counts(nodes, counts, source):
                        '1..%d' % (source, node, count, MAX_TASKS_PER_NODE))
 
 
+def _counts_from_argument(tasks_per_node, nodes, nodelist_text, variables):
+  """The tasks of each node the user's `tasks_per_node` gives."""
+  if not isinstance(tasks_per_node, Mapping):
+    return [tasks_per_node] * len(nodes)
+  for host in tasks_per_node:
+    if not isinstance(host, str):
+      raise ValueError('tasks_per_node: host %r is not a string' % (host,))
+  if set(tasks_per_node) != set(nodes):
+    raise RuntimeError('tasks_per_node names hosts %s, but %s=%r has hosts '
+                       '%s' % (sorted(tasks_per_node), variables.nodelist_var,
+                               nodelist_text, list(nodes)))
+  return [tasks_per_node[node] for node in nodes]
+
+
 def _node_counts(environ, variables, tasks_per_node, expand):
   """Reads the node list and tasks per node; applies the user's override.
 
@@ -597,46 +574,45 @@ def _node_counts(environ, variables, tasks_per_node, expand):
   nodes = tuple(tasks_per_node if nodelist is None else _parse_variable(
       variables.nodelist_var, nodelist, expand))
   slurm_value = environ.get(variables.tasks_per_node_var)
-  slurm_counts = (None if slurm_value is None else _parse_variable(
-      variables.tasks_per_node_var, slurm_value,
-      slurm_hostlist.expand_tasks_per_node))
-  source = ('tasks_per_node=%r' %
-            (tasks_per_node,) if tasks_per_node is not None else '%s=%r' %
-            (variables.tasks_per_node_var, slurm_value))
+  slurm_counts = None
+  if slurm_value is not None:
+    slurm_counts = _parse_variable(variables.tasks_per_node_var, slurm_value,
+                                   slurm_hostlist.expand_tasks_per_node)
   if tasks_per_node is None:
     if slurm_counts is None:
       _require(environ, variables.tasks_per_node_var,
                ' Launch the program with srun.')
     counts = slurm_counts
-  elif isinstance(tasks_per_node, Mapping):
-    for host in tasks_per_node:
-      if not isinstance(host, str):
-        raise ValueError('tasks_per_node: host %r is not a string' % (host,))
-    if set(tasks_per_node) != set(nodes):
-      raise RuntimeError('tasks_per_node names hosts %s, but %s=%r has hosts '
-                         '%s' % (sorted(tasks_per_node), variables.nodelist_var,
-                                 nodelist, list(nodes)))
-    counts = [tasks_per_node[node] for node in nodes]
+    source = '%s=%r' % (variables.tasks_per_node_var, slurm_value)
   else:
-    counts = [tasks_per_node] * len(nodes)
-  # Slurm's counts are ints (expand_tasks_per_node), of few different values:
-  # a node-by-node search is needed only for a user's override or a count
-  # out of range.
-  if tasks_per_node is not None or not all(
-      1 <= count <= MAX_TASKS_PER_NODE for count in set(counts)):
-    _check_counts(nodes, counts, source)
+    counts = _counts_from_argument(tasks_per_node, nodes, nodelist, variables)
+    source = 'tasks_per_node=%r' % (tasks_per_node,)
+  _check_counts(nodes, counts, source)
   if len(counts) != len(nodes):
     raise ValueError(
         '%s=%r has %d entries but %s=%r has %d nodes; expected one entry per '
         'node' % (variables.tasks_per_node_var, slurm_value, len(counts),
                   variables.nodelist_var, nodelist, len(nodes)))
-  if (tasks_per_node is not None and slurm_counts is not None and
-      slurm_counts != counts):
+  if slurm_counts is not None and slurm_counts != counts:
     raise RuntimeError(
         'tasks_per_node=%r asks for %s tasks on nodes %s, but Slurm assigned '
         '%s (%s=%r)' % (tasks_per_node, counts, list(nodes), slurm_counts,
                         variables.tasks_per_node_var, slurm_value))
   return nodes, counts, source
+
+
+def _layout_variables(environ, variables, step):
+  """The variables that gave the step's layout, for error messages."""
+  distribution = environ.get('SLURM_DISTRIBUTION')
+  layout = ['%s=%r' % (variables.nodelist_var,
+                       environ.get(variables.nodelist_var)),
+            step.counts_source, 'SLURM_DISTRIBUTION=%r' % distribution]
+  if _node_level(distribution) == 'arbitrary':
+    layout.append('SLURM_HOSTFILE=%r' % environ.get('SLURM_HOSTFILE'))
+  if _node_level(distribution) == 'plane':
+    layout.append('SLURM_DIST_PLANESIZE=%r' %
+                  environ.get('SLURM_DIST_PLANESIZE'))
+  return ', '.join(layout)
 
 
 def _check_against_task(environ, step, variables):
@@ -645,7 +621,7 @@ def _check_against_task(environ, step, variables):
   Raises:
     RuntimeError: Showing both sides, on any difference.
   """
-  node, local = step.place(step.task_index)
+  node, local = step.place
   derived = {
       'SLURMD_NODENAME': step.nodes[node],
       'SLURM_NODEID': str(node),
@@ -660,28 +636,21 @@ def _check_against_task(environ, step, variables):
       for name, value in derived.items()
       if name in environ and environ[name].strip() != value
   ]
-  if mismatches:
-    if step.heterogeneous:
-      who = 'SLURM_LOCALID=%r on SLURMD_NODENAME=%r (task %d)' % (
-          environ.get('SLURM_LOCALID'), environ.get('SLURMD_NODENAME'),
-          step.task_index)
-    else:
-      who = 'SLURM_PROCID=%r' % environ.get('SLURM_PROCID')
-    distribution = environ.get('SLURM_DISTRIBUTION')
-    layout = ['%s=%r' % (variables.nodelist_var,
-                         environ.get(variables.nodelist_var)),
-              step.counts_source, 'SLURM_DISTRIBUTION=%r' % distribution]
-    if _node_level(distribution) == 'arbitrary':
-      layout.append('SLURM_HOSTFILE=%r' % environ.get('SLURM_HOSTFILE'))
-    if _node_level(distribution) == 'plane':
-      layout.append('SLURM_DIST_PLANESIZE=%r' %
-                    environ.get('SLURM_DIST_PLANESIZE'))
-    raise RuntimeError(
-        'The task layout derived from the Slurm environment does not match '
-        'this task: %s is task %d of %d, which the layout (%s) puts on node '
-        '%r as its local task %d; but %s' %
-        (who, step.task_index, step.num_tasks, ', '.join(layout),
-         step.nodes[node], local, '; '.join(mismatches)))
+  if not mismatches:
+    return
+  if step.heterogeneous:
+    who = 'SLURM_LOCALID=%r on SLURMD_NODENAME=%r (task %d)' % (
+        environ.get('SLURM_LOCALID'), environ.get('SLURMD_NODENAME'),
+        step.task_index)
+  else:
+    who = 'SLURM_PROCID=%r' % environ.get('SLURM_PROCID')
+  raise RuntimeError(
+      'The task layout derived from the Slurm environment does not match '
+      'this task: %s is task %d of %d, which the layout (%s) puts on node '
+      '%r as its local task %d; but %s' %
+      (who, step.task_index, step.num_tasks,
+       _layout_variables(environ, variables, step), step.nodes[node], local,
+       '; '.join(mismatches)))
 
 
 def _gpu_ids(name, value):
@@ -745,21 +714,20 @@ def _binds_gpus_per_task(tres_bind):
 
 def _parse_gpu_total(text):
   """Parses `--gpus`' `[type:]N[,[type:]N...]` (SLURM_GPUS) into a count."""
-  total = 0
-  for item in text.split(','):
-    count = item.rsplit(':', 1)[-1].strip()
-    if not _is_decimal(count, 0, MAX_GPUS_PER_NODE * MAX_TASKS):
-      raise ValueError('expected [TYPE:]COUNT, e.g. 4 or a100:4, with a '
-                       'COUNT in 0..%d' % (MAX_GPUS_PER_NODE * MAX_TASKS))
-    total += int(count)
-  return total
+  most = MAX_GPUS_PER_NODE * MAX_TASKS
+  try:
+    return sum(parse_int('COUNT', item.rsplit(':', 1)[-1], 0, most)
+               for item in text.split(','))
+  except ValueError:
+    raise ValueError('expected [TYPE:]COUNT, e.g. 4 or a100:4, with a '
+                     'COUNT in 0..%d' % most) from None
 
 
 def read_gpus(environ):
   """Reads what Slurm says of this task's GPUs into a `SlurmGpus`."""
   on_node = environ.get('SLURM_GPUS_ON_NODE')
   if on_node is not None:
-    on_node = _parse_int('SLURM_GPUS_ON_NODE', on_node, 0, MAX_GPUS_PER_NODE)
+    on_node = parse_int('SLURM_GPUS_ON_NODE', on_node, 0, MAX_GPUS_PER_NODE)
   step_total = environ.get('SLURM_GPUS')
   if step_total is not None:
     step_total = _parse_variable('SLURM_GPUS', step_total, _parse_gpu_total)
@@ -768,28 +736,61 @@ def read_gpus(environ):
     return SlurmGpus(on_node=on_node, step_total=step_total)
   bound = (_binds_gpus_per_task(environ.get('SLURMD_TRES_BIND', '')) or
            (on_node is not None and on_node > len(visible)))
-  return SlurmGpus(visible, source, bound, on_node, step_total)
+  emptied = (source == 'CUDA_VISIBLE_DEVICES' and
+             not environ['CUDA_VISIBLE_DEVICES'].strip())
+  return SlurmGpus(visible, source, bound, on_node, step_total, emptied)
 
 
 def _parse_ports(text):
-  """Parses a port list such as `12000-12003,12005`: distinct ports.
+  """Parses a port list such as `12000-12003,12005` into distinct ports.
 
-  The ranges are checked before any port is listed: there are at most
-  65535 distinct ports.
+  The ranges are counted before any port is listed: there are at most 65535
+  distinct ports.
   """
-  ranges = slurm_hostlist.parse_ranges(text, text)
-  if not all(1 <= lo and hi <= MAX_PORT for lo, hi, _ in ranges):
-    raise ValueError('expected ports within 1..%d' % MAX_PORT)
-  if sum(hi - lo + 1 for lo, hi, _ in ranges) > MAX_PORT:
+  ranges = []
+  for item in text.split(','):
+    match = _PORT_RANGE_RE.fullmatch(item.strip())
+    low, high = (int(match.group(1)), int(match.group(2) or match.group(1))
+                ) if match else (0, 0)
+    if not 1 <= low <= high <= MAX_PORT:
+      raise ValueError('%r is not a port or a range LO-HI of ports within '
+                       '1..%d' % (item, MAX_PORT))
+    ranges.append(range(low, high + 1))
+  if sum(map(len, ranges)) > MAX_PORT:
     raise ValueError('more than %d ports: some are repeated' % MAX_PORT)
-  ports = tuple(
-      number for lo, hi, _ in ranges for number in range(lo, hi + 1))
-  if len(set(ports)) != len(ports):
-    repeated = sorted(port for port, count in collections.Counter(
-        ports).items() if count > 1)
+  ports = tuple(port for ports in ranges for port in ports)
+  repeated = sorted(port for port, count in collections.Counter(ports).items()
+                    if count > 1)
+  if repeated:
     raise ValueError('ports %s are repeated; expected distinct ports' %
                      abbreviate(repeated))
   return ports
+
+
+def _check_num_tasks(environ, variables, total, counts_source):
+  """Checks the step's task count variable against the tasks per node."""
+  if total > MAX_TASKS:
+    raise ValueError('%s: %d tasks in all; expected at most %d' %
+                     (counts_source, total, MAX_TASKS))
+  if variables.num_tasks_var in environ:
+    num_tasks = parse_int(variables.num_tasks_var,
+                          environ[variables.num_tasks_var], 1, MAX_TASKS)
+    if num_tasks != total:
+      raise RuntimeError(
+          '%s=%d but the tasks per node (%s) add up to %d; launch the program '
+          'with srun so that the step variables are consistent' %
+          (variables.num_tasks_var, num_tasks, counts_source, total))
+
+
+def _check_distinct(nodes, variables, environ):
+  """Raises ValueError naming a node the node list names twice."""
+  if len(set(nodes)) == len(nodes):
+    return
+  repeated = next(node for node, count in collections.Counter(nodes).items()
+                  if count > 1)
+  raise ValueError('%s=%r names node %r twice' %
+                   (variables.nodelist_var, environ[variables.nodelist_var],
+                    repeated))
 
 
 def read_step(environ,
@@ -817,27 +818,12 @@ def read_step(environ,
   nodes, counts, counts_source = _node_counts(environ, variables,
                                              tasks_per_node, expand)
   total = sum(counts)
-  if total > MAX_TASKS:
-    raise ValueError('%s: %d tasks in all; expected at most %d' %
-                     (counts_source, total, MAX_TASKS))
-  if variables.num_tasks_var in environ:
-    num_tasks = _parse_int(variables.num_tasks_var,
-                          environ[variables.num_tasks_var], 1, MAX_TASKS)
-    if num_tasks != total:
-      raise RuntimeError(
-          '%s=%d but the tasks per node (%s) add up to %d; launch the program '
-          'with srun so that the step variables are consistent' %
-          (variables.num_tasks_var, num_tasks, counts_source, total))
-  if _has_repeats(nodes):
-    repeated = next(node for node, count in collections.Counter(nodes).items()
-                    if count > 1)
-    raise ValueError('%s=%r names node %r twice' %
-                     (variables.nodelist_var, environ[variables.nodelist_var],
-                      repeated))
-  nodes, counts, chunk, rank_nodes, node_components = _layout(
+  _check_num_tasks(environ, variables, total, counts_source)
+  _check_distinct(nodes, variables, environ)
+  nodes, counts, places, node_components = _layout(
       environ, nodes, counts, counts_source, expand, variables.is_batch)
   if node_components is None:
-    rank = _parse_int('SLURM_PROCID', environ['SLURM_PROCID'], 0,
+    rank = parse_int('SLURM_PROCID', environ['SLURM_PROCID'], 0,
                      MAX_TASKS - 1)
   else:
     rank = _het_task_index(environ, nodes, counts)
@@ -851,15 +837,14 @@ def read_step(environ,
   step = SlurmStep(
       nodes=tuple(nodes),
       tasks_per_node=tuple(counts),
+      places=places,
       task_index=rank,
-      chunk=chunk,
-      rank_nodes=rank_nodes,
       gpus=read_gpus(environ),
       node_components=node_components,
       counts_source=counts_source,
       reserved_ports=reserved_ports,
       job_step=tuple(
-          _parse_int(name, environ.get(name, '0'), 0, _MAX_ID)
+          parse_int(name, environ.get(name, '0'), 0, _MAX_ID)
           for name in ('SLURM_JOB_ID', 'SLURM_STEP_ID')))
   _check_against_task(environ, step, variables)
   return step
@@ -905,6 +890,7 @@ def block_step(configuration, rank, gpus):
   return SlurmStep(
       nodes=nodes,
       tasks_per_node=counts,
+      places=deal_ranks(counts),
       task_index=rank,
       gpus=gpus,
       counts_source=source)

@@ -27,8 +27,7 @@ from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 
 def _placements(step):
   """Returns (node name, local index) of every rank of `step`."""
-  return [(step.nodes[node], local)
-          for node, local in map(step.place, range(step.num_tasks))]
+  return [(step.nodes[node], local) for node, local in step.places]
 
 
 class ReadStepTest(parameterized.TestCase):
@@ -52,8 +51,8 @@ class ReadStepTest(parameterized.TestCase):
         slurm_test_util.step_env('n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1', 4,
                                  SLURM_DISTRIBUTION='plane',
                                  SLURM_DIST_PLANESIZE='2'))
-    self.assertEqual([0, 1, 4, 5], step.node_ranks(0))
-    self.assertEqual([2, 3], step.node_ranks(1))
+    self.assertEqual([('n1', 0), ('n1', 1), ('n2', 0), ('n2', 1), ('n1', 2),
+                      ('n1', 3)], _placements(step))
 
   def testArbitraryFollowsTheHostfile(self):
     hostfile = self.create_tempfile(content='n2\nn1\nn2\nn1\nn1\n').full_path
@@ -78,9 +77,9 @@ class ReadStepTest(parameterized.TestCase):
 
   def testComponentNodesAreTheNodesOfTheSameComponent(self):
     step = slurm_step.read_step(slurm_test_util.het_gpu_env(0))
-    self.assertEqual(range(0, 1), step.component_nodes(0))
-    self.assertEqual(range(1, 3), step.component_nodes(1))
-    self.assertEqual(range(1, 3), step.component_nodes(2))
+    self.assertEqual([0], step.component_nodes(0))
+    self.assertEqual([1, 2], step.component_nodes(1))
+    self.assertEqual([1, 2], step.component_nodes(2))
 
   def testBatchScriptUsesTheJobVariables(self):
     step = slurm_step.read_step(slurm_test_util.BATCH_ENV)
@@ -94,21 +93,42 @@ class ReadStepTest(parameterized.TestCase):
         RuntimeError, r"SLURMD_NODENAME: Slurm says 'n2', derived 'n1'"):
       slurm_step.read_step(env)
 
-  @parameterized.named_parameters(
-      ('_block_uneven', None, None, '4,2,1', 'n1 n1 n1 n1 n2 n2 n3'),
-      ('_cyclic', 'cyclic', None, '4,2,1', 'n1 n2 n3 n1 n2 n1 n1'),
-      ('_plane', 'plane', '2', '4,2,1', 'n1 n1 n2 n2 n3 n1 n1'))
-  def testEveryRanksPlaceIsTheSameRankByRankAndAllAtOnce(
-      self, distribution, plane_size, tasks, rank_hosts):
-    step = slurm_step.read_step(
-        slurm_test_util.step_env('n[1-3]', tasks, rank_hosts, 0,
-                                 SLURM_DISTRIBUTION=distribution,
-                                 SLURM_DIST_PLANESIZE=plane_size))
-    places = list(step.places())
-    self.assertEqual([step.place(rank) for rank in range(step.num_tasks)],
-                     places)
-    self.assertEqual(rank_hosts.split(),
-                     [step.nodes[node] for node, _ in places])
+  def testHeterogeneousStepPlacesRanksBlockWiseInComponentOrder(self):
+    step = slurm_step.read_step(slurm_test_util.het_later_node_env(0))
+    self.assertEqual([('n3', 0), ('n3', 1), ('n1', 0)], _placements(step))
+
+  def testNodeRanksAreTheRanksOfTheNodeInOrder(self):
+    step = slurm_step.read_step(slurm_test_util.cyclic_env(1))
+    self.assertEqual([0, 2, 3, 4], step.node_ranks(0))
+    self.assertEqual([1], step.node_ranks(1))
+
+
+class DealRanksTest(parameterized.TestCase):
+  """Slurm's deal of ranks to nodes in turns, as (node, local index)."""
+
+  def testBlockFillsEachNodeInTurn(self):
+    self.assertEqual(((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (2, 0)),
+                     slurm_step.deal_ranks([3, 2, 1]))
+
+  def testCyclicDealsOneRankToEachNodeThatStillHasTasks(self):
+    self.assertEqual(((0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (0, 2)),
+                     slurm_step.deal_ranks([3, 2, 1], 1))
+
+  def testPlaneDealsChunksAndShortensTheLastOfANode(self):
+    self.assertEqual(((0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (0, 2),
+                      (0, 3), (1, 2)),
+                     slurm_step.deal_ranks([4, 3, 1], 2))
+
+  def testNoNodesIsNoRanks(self):
+    self.assertEqual((), slurm_step.deal_ranks([]))
+
+  def testPlacesOfNodesCountLocalIndicesPerNode(self):
+    self.assertEqual(((1, 0), (0, 0), (1, 1), (0, 1), (0, 2)),
+                     slurm_step.places_of_nodes([1, 0, 1, 0, 0], 2))
+
+
+class ReservedPortsTest(parameterized.TestCase):
+  """SLURM_STEP_RESV_PORTS: the ports srun --resv-ports reserved."""
 
   def testReservedPortsAreRead(self):
     step = slurm_step.read_step(
@@ -129,6 +149,17 @@ class ReadStepTest(parameterized.TestCase):
         1, SLURM_STEP_RESV_PORTS=','.join(['1-65535'] * 1000))
     with self.assertRaisesRegex(ValueError,
                                 r'SLURM_STEP_RESV_PORTS=.*more than 65535'):
+      slurm_step.read_step(env)
+
+  @parameterized.named_parameters(('_letters', '12000-x'),
+                                  ('_descending', '12003-12000'),
+                                  ('_zero', '0-3'), ('_above_65535', '65536'),
+                                  ('_empty_item', '12000,,12001'))
+  def testMalformedReservedPortsAreValueErrorNamingTheVariable(self, value):
+    env = slurm_test_util.cyclic_env(1, SLURM_STEP_RESV_PORTS=value)
+    with self.assertRaisesRegex(
+        ValueError, r"^SLURM_STEP_RESV_PORTS='%s': '.*' is not a port or a "
+        r'range LO-HI of ports within 1\.\.65535$' % value):
       slurm_step.read_step(env)
 
 
