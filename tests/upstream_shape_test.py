@@ -3,13 +3,17 @@
 The resolver module reads like TensorFlow's other resolvers (its imports at
 the top, at most 800 lines); the Slurm knowledge lives in modules that
 import nothing of TensorFlow; no module reads a variable of its own; the
-repository carries TensorFlow's license.
+guide lists the variables the step is read from; the repository carries
+TensorFlow's license.
 """
 
 import ast
 import os
+import re
 
 from absl.testing import absltest
+
+from tensorflow.python.distribute.cluster_resolver import slurm_step
 
 _ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 _FOLDER = os.path.join(_ROOT, 'tensorflow', 'python', 'distribute',
@@ -60,6 +64,15 @@ class UpstreamShapeTest(absltest.TestCase):
   def testNoModuleReadsAVariableOfItsOwn(self):
     for module in _MODULES:
       self.assertNotIn('TF_SLURM', _source(module), module)
+
+  def testGuideListsTheVariablesTheStepReads(self):
+    with open(os.path.join(_ROOT, 'docs', 'slurm_guide.md')) as f:
+      guide = f.read()
+    section = guide[guide.index('Variables read ('):
+                    guide.index('Bad input and limits')]
+    self.assertEqual(sorted(slurm_step.VARIABLES),
+                     sorted(set(re.findall(r'`([A-Z][A-Z0-9_]*(?:<n>)?)`',
+                                           section))))
 
   def testRepositoryCarriesTheApacheLicense(self):
     with open(os.path.join(_ROOT, 'LICENSE')) as f:

@@ -218,8 +218,8 @@ def _ports(step, port_base):
 def _addresses(step, ports):
   """Returns the `host:port` of every task, by rank, as a tuple."""
   port_texts = [':%d' % port for port in ports]
-  return tuple(step.nodes[node] + port_texts[local]
-               for node, local in step.places)
+  return tuple([step.nodes[node] + port_texts[local]
+                for node, local in step.places])
 
 
 def _assign_jobs(job_runs, addresses, task_index):
@@ -234,6 +234,7 @@ def _assign_jobs(job_runs, addresses, task_index):
     (cluster, task type, task id) as in `Resolution`.
   """
   cluster = {}
+  task_type = task_id = None
   first = 0
   for name, count in job_runs:
     job = cluster.get(name, ())
@@ -374,7 +375,7 @@ def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
     # No GPU anywhere: CUDA_VISIBLE_DEVICES stays as it is.
     return GpuPlan(0, source=source)
   node, local = step.place
-  busiest = max(step.tasks_per_node[i] for i in step.component_nodes(node))
+  busiest = step.busiest_of_component(node)
   on_node = step.tasks_per_node[node]
   per_task = len(node_gpus) // busiest if gpus_per_task is None else (
       gpus_per_task)

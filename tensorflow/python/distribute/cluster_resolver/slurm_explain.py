@@ -57,6 +57,7 @@ def _parse_port_base(text):
 
 
 def _explain_parser():
+  """The command's arguments: the resolver's, and what to show."""
   parser = argparse.ArgumentParser(
       prog='python -m %s' % __spec__.name if __spec__ else None,
       description='Shows what SlurmClusterResolver reads and decides for this '

@@ -211,6 +211,16 @@ class SlurmStep:
     return [rank for rank, (other, _) in enumerate(self.places)
             if other == node]
 
+  def busiest_of_component(self, node):
+    """Tasks on the busiest node of `node`'s heterogeneous component.
+
+    Outside heterogeneous steps, on the busiest node of the step.
+    """
+    if not self.heterogeneous:
+      return self.busiest
+    return max(self.tasks_per_node[other]
+               for other in self.component_nodes(node))
+
   def component_nodes(self, node):
     """Returns the indices of the nodes of `node`'s heterogeneous component.
 
@@ -257,7 +267,7 @@ def places_of_nodes(rank_nodes, num_nodes):
 
 
 def _node_level(distribution):
-  """The node level of `SLURM_DISTRIBUTION` (e.g. 'cyclic' of 'cyclic:block')."""
+  """The node level of SLURM_DISTRIBUTION ('cyclic' of 'cyclic:block')."""
   return (distribution or '').split(',')[0].split(':')[0].strip().lower()
 
 
@@ -383,8 +393,11 @@ def _hostfile_rank_nodes(path, nodes, counts, counts_source, expand):
   for number, line in enumerate(lines, 1):
     if len(names) >= num_tasks:
       break  # Slurm reads no further either.
-    names.extend(_parse_variable('SLURM_HOSTFILE', path, lambda _: expand(
-        line.split('#', 1)[0]), ', line %d' % number))
+    try:
+      names.extend(expand(line.split('#', 1)[0]))
+    except ValueError as e:
+      raise ValueError('SLURM_HOSTFILE=%r, line %d: %s' %
+                       (path, number, e)) from None
   names = names[:num_tasks]
   index = {node: i for i, node in enumerate(nodes)}
   unknown = sorted(set(names) - set(index))
