@@ -35,6 +35,9 @@ expand_hostlist = slurm_hostlist.expand_hostlist
 expand_tasks_per_node = slurm_hostlist.expand_tasks_per_node
 
 _JOB_NAME_RE = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
+# A host of an address: a DNS name or IPv4 address, or an IPv6 address in
+# brackets.
+_HOST_RE = re.compile(r'[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]')
 # port_base='derived' picks a block of ports in [_DERIVED_PORTS_START,
 # _DERIVED_PORTS_END) from the job and step ids.
 # Below Linux's default ephemeral range (32768-60999), so that outgoing
@@ -215,10 +218,54 @@ def _ports(step, port_base):
   return ports
 
 
-def _addresses(step, ports):
+def _node_host_function(node_host):
+  """Returns node name -> host for the `node_host` argument."""
+  if callable(node_host):
+    return node_host
+  if not isinstance(node_host, str) or '{node}' not in node_host:
+    raise ValueError("node_host=%r: expected a format with '{node}', such as "
+                     "'{node}-ib' or '{node}.ib.example.org', or a callable "
+                     'node name -> host' % (node_host,))
+  try:
+    node_host.format(node='n1')
+  except (IndexError, KeyError, ValueError) as e:
+    raise ValueError("node_host=%r: not a format of '{node}' alone (%s: %s)" %
+                     (node_host, type(e).__name__, e)) from None
+  return lambda node: node_host.format(node=node)
+
+
+def _hosts(step, node_host):
+  """Returns the host in the addresses of each node's tasks.
+
+  Args:
+    step: The `slurm_step.SlurmStep`.
+    node_host: None (the node name), a format of '{node}' or a callable
+      node name -> host.
+
+  Raises:
+    ValueError: If `node_host` is malformed, gives something that is not a
+      host, or gives two nodes the same host.
+  """
+  if node_host is None:
+    return step.nodes
+  host_of = _node_host_function(node_host)
+  hosts = {}
+  for node in step.nodes:
+    host = host_of(node)
+    if not isinstance(host, str) or not _HOST_RE.fullmatch(host):
+      raise ValueError('node_host=%r maps node %r to %r; expected a host name '
+                       'or address' % (node_host, node, host))
+    if host in hosts:
+      raise ValueError('node_host=%r maps nodes %r and %r to the same host %r'
+                       % (node_host, hosts[host], node, host))
+    hosts[host] = node
+  return tuple(hosts)
+
+
+def _addresses(hosts, step, ports):
   """Returns the `host:port` of every task, by rank, as a tuple."""
   port_texts = [':%d' % port for port in ports]
-  return tuple([step.nodes[node] + port_texts[local]
+  return tuple([hosts[node] + port_texts[local]
                 for node, local in step.places])
 
 
@@ -436,7 +483,7 @@ def _log_gpu_plan(step, plan, defaults):
 
 
 def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-            count_node_gpus, het_jobs=None):
+            count_node_gpus, het_jobs=None, node_host=None):
   """Maps a Slurm step to TensorFlow. Pure apart from `count_node_gpus`.
 
   Args:
@@ -448,6 +495,7 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
     count_node_gpus: Returns this node's GPU count when nothing in the
       environment says (nvidia-smi); called only then.
     het_jobs: The job of each heterogeneous component, or None.
+    node_host: As `SlurmClusterResolver`'s argument.
 
   Returns:
     A `Resolution`.
@@ -470,7 +518,7 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
         'the same%s' % (port_base, slurm_step.abbreviate(ports),
                         ' (SLURM_STEP_RESV_PORTS)' if port_base == 'reserved'
                         else ''))
-  addresses = _addresses(step, ports)
+  addresses = _addresses(_hosts(step, node_host), step, ports)
   cluster, task_type, task_id = _assign_jobs(job_runs, addresses,
                                              step.task_index)
   gpus = plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus)
@@ -548,7 +596,8 @@ class SlurmClusterResolver(ClusterResolver):
                auto_set_gpu=True,
                rpc_layer='grpc',
                hostlist_expansion='builtin',
-               het_jobs=None):
+               het_jobs=None,
+               node_host=None):
     """Creates a new SlurmClusterResolver object.
 
     Everything is resolved and checked here, once; `CUDA_VISIBLE_DEVICES` is
@@ -598,6 +647,11 @@ class SlurmClusterResolver(ClusterResolver):
         component, e.g. ['ps', 'worker']: component 0's tasks are then ps:0..
         and component 1's worker:0... Task counts come from Slurm; `jobs`,
         if given too, must agree.
+      node_host: The host to put in the addresses of a node's tasks, where it
+        is not the node's name: a format of '{node}' (e.g. '{node}-ib' or
+        '{node}.ib.example.org'), or a callable node name -> host. Every
+        layout check is made on the node names first; hosts must be
+        distinct.
 
     Raises:
       RuntimeError: If more GPUs per node or a different number of tasks are
@@ -619,7 +673,7 @@ class SlurmClusterResolver(ClusterResolver):
     if jobs is None and het_jobs is None:
       jobs = {'worker': self._resolve_num_tasks()}
     resolution = resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-                         _count_nvidia_gpus, het_jobs)
+                         _count_nvidia_gpus, het_jobs, node_host)
     self._resolution = resolution
     self._cluster_spec = _cluster_spec(resolution.cluster)
     self.task_type = resolution.task_type

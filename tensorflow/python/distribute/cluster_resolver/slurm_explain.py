@@ -29,12 +29,20 @@ status 1.
 import argparse
 import json
 import os
+import queue
 import re
+import socket
 import sys
+import threading
+import time
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_step
+
+# --check-hosts: at most this long for all lookups, in this many threads.
+_LOOKUP_SECONDS = 10
+_LOOKUP_THREADS = 8
 
 def _parse_jobs(text):
   jobs = {}
@@ -84,6 +92,13 @@ def _explain_parser():
                       help='tasks of each node; must agree with Slurm')
   parser.add_argument('--rpc-layer', default='grpc',
                       help="the rpc_layer of --tf-config (default 'grpc')")
+  parser.add_argument('--node-host',
+                      help="the resolver's node_host: a format of {node}, "
+                      "e.g. '{node}-ib' (default: the node names)")
+  parser.add_argument('--check-hosts', action='store_true',
+                      help='look up every host of the cluster on this node '
+                      '(name lookups only, at most %d s); exit status 1 if '
+                      'one does not resolve' % _LOOKUP_SECONDS)
   parser.add_argument('--hostlist-expansion', default='builtin',
                       choices=('builtin', 'scontrol', 'check'),
                       help="expand node lists in Python ('builtin', the "
@@ -114,26 +129,8 @@ def _format_gpus(gpus):
   return '-' if gpus is None else ','.join(gpus) or 'none'
 
 
-def _explain(environ, args, out):
-  """Writes what the resolver reads and decides for this task to `out`."""
-  expand = slurm_hostlist.get_expander(args.hostlist_expansion)
-  step = slurm_step.read_step(environ, args.tasks_per_node, expand)
-  resolution = slurm_cluster_resolver.resolve(
-      step, args.jobs, args.port_base, args.gpus_per_node, args.gpus_per_task,
-      lambda: 0, args.het_jobs)
-  cluster = {name: list(addresses) for name, addresses in resolution.cluster}
-  if args.tf_config:
-    out.write(json.dumps({
-        'cluster': cluster,
-        'task': {'type': resolution.task_type, 'index': resolution.task_id},
-        'rpc_layer': args.rpc_layer,
-    }) + '\n')
-    return
-  task_jobs = []
-  for name, addresses in resolution.cluster:
-    task_jobs.extend((name, i, address) for i, address in enumerate(addresses))
-  by_address = {address: (name, i) for name, i, address in task_jobs}
-  addresses = resolution.addresses
+def _write_summary(environ, step, resolution, out):
+  """Writes the variables read, the nodes, the jobs and the GPUs."""
   out.write('Variables read:\n')
   for name in sorted(n for n in environ if slurm_step.is_read(n)):
     out.write('  %s=%s\n' % (name, environ[name]))
@@ -152,29 +149,112 @@ def _explain(environ, args, out):
         "the node's, split among its tasks")
   out.write('GPUs: %s; %d per task\n' % (gpus_note,
                                           resolution.gpus.per_task))
-  tasks = range(step.num_tasks) if args.all else [step.task_index]
+
+
+def _write_table(step, resolution, tasks, out):
+  """Writes a row for each of `tasks` (ranks): node, TF task, address, GPUs."""
+  tf_tasks = {}
+  for name, addresses in resolution.cluster:
+    for index, address in enumerate(addresses):
+      tf_tasks[address] = '%s:%d' % (name, index)
   out.write('%-6s %-14s %-6s %-14s %-22s %s\n' %
             ('rank', 'node', 'local', 'task', 'address', 'GPUs'))
   for task in tasks:
-    name, index = by_address[addresses[task]]
     node, local = step.places[task]
+    address = resolution.addresses[task]
     out.write('%-6d %-14s %-6d %-14s %-22s %s%s\n' % (
-        task, step.nodes[node], local, '%s:%d' % (name, index),
-        addresses[task],
+        task, step.nodes[node], local, tf_tasks[address], address,
         _format_gpus(_task_gpus(step, resolution, task)),
-        '   <- this task' if task == step.task_index and args.all else ''))
+        '   <- this task' if task == step.task_index and len(tasks) > 1
+        else ''))
+
+
+def _look_up(hosts, seconds):
+  """Looks the hosts up (name lookups only), within `seconds` in all.
+
+  Returns:
+    (host -> error for those that do not resolve, hosts not answered in
+    time).
+  """
+  pending = queue.Queue()
+  for host in hosts:
+    pending.put(host)
+  results = {}
+
+  def look_up_pending():
+    while True:
+      try:
+        host = pending.get_nowait()
+      except queue.Empty:
+        return
+      try:
+        socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+        results[host] = None
+      except OSError as e:
+        results[host] = e.strerror or str(e)
+
+  threads = [threading.Thread(target=look_up_pending, daemon=True)
+             for _ in range(min(_LOOKUP_THREADS, len(hosts)))]
+  for thread in threads:
+    thread.start()
+  deadline = time.monotonic() + seconds
+  for thread in threads:
+    thread.join(max(0.0, deadline - time.monotonic()))
+  results = dict(results)
+  failed = {host: error for host, error in results.items() if error}
+  return failed, [host for host in hosts if host not in results]
+
+
+def _check_hosts(resolution, out):
+  """Writes whether every host of the cluster resolves here; the status."""
+  hosts = sorted({address.rsplit(':', 1)[0]
+                  for address in resolution.addresses})
+  failed, unanswered = _look_up(hosts, _LOOKUP_SECONDS)
+  out.write('Host lookup: %d of %d hosts resolve on this node\n' %
+            (len(hosts) - len(failed) - len(unanswered), len(hosts)))
+  for host in sorted(failed):
+    out.write('  %s: %s\n' % (host, failed[host]))
+  if unanswered:
+    out.write('  not answered within %d s: %s\n' %
+              (_LOOKUP_SECONDS, slurm_step.abbreviate(unanswered)))
+  return 1 if failed or unanswered else 0
+
+
+def _explain(environ, args, out):
+  """Writes what the resolver reads and decides for this task to `out`.
+
+  Returns:
+    The exit status: 0, or 1 if --check-hosts found hosts that do not
+    resolve.
+  """
+  expand = slurm_hostlist.get_expander(args.hostlist_expansion)
+  step = slurm_step.read_step(environ, args.tasks_per_node, expand)
+  resolution = slurm_cluster_resolver.resolve(
+      step, args.jobs, args.port_base, args.gpus_per_node, args.gpus_per_task,
+      lambda: 0, args.het_jobs, args.node_host)
+  if args.tf_config:
+    out.write(json.dumps({
+        'cluster': {name: list(addresses)
+                    for name, addresses in resolution.cluster},
+        'task': {'type': resolution.task_type, 'index': resolution.task_id},
+        'rpc_layer': args.rpc_layer,
+    }) + '\n')
+    return 0
+  _write_summary(environ, step, resolution, out)
+  _write_table(step, resolution,
+               range(step.num_tasks) if args.all else [step.task_index], out)
+  return _check_hosts(resolution, out) if args.check_hosts else 0
 
 
 def main(argv=None, environ=None, out=None):
   """Runs the explain command; returns the exit status."""
   args = _explain_parser().parse_args(argv)
   try:
-    _explain(os.environ if environ is None else environ, args,
-             sys.stdout if out is None else out)
+    return _explain(os.environ if environ is None else environ, args,
+                    sys.stdout if out is None else out)
   except (RuntimeError, TypeError, ValueError) as e:
     sys.stderr.write('error: %s\n' % e)
     return 1
-  return 0
 
 
 if __name__ == '__main__':

@@ -250,9 +250,10 @@ def deal_ranks(tasks_per_node, chunk=None):
   chunk = chunk or max(busiest, 1)
   places = []
   for first in range(0, busiest, chunk):
+    last = first + chunk
     places += [(node, local)
                for node, count in enumerate(tasks_per_node)
-               for local in range(first, min(count, first + chunk))]
+               for local in range(first, count if count < last else last)]
   return tuple(places)
 
 
