@@ -157,12 +157,6 @@ class HeterogeneousJobsTest(slurm_resolver_test_util.ResolverTestCase):
     self.use_env(het_gpu_env(1, scheme, **{missing: None}))
     self.assertResolverFails(RuntimeError, r'%s is not set' % named)
 
-  def testComponentNodeListsLeavingANodeOutIsRuntimeError(self):
-    self.use_env(
-        het_gpu_env(1, SLURM_JOB_NODELIST_PACK_GROUP_1='n2'))
-    self.assertResolverFails(RuntimeError,
-                             r"Nodes \['n3'\] of the heterogeneous step")
-
   @parameterized.named_parameters(
       ('_het_size', {'SLURM_HET_SIZE': 'two'}, "SLURM_HET_SIZE='two'"),
       ('_pack_size_alone', {'SLURM_HET_SIZE': None, 'SLURM_PACK_SIZE': 'two'},
