@@ -53,7 +53,6 @@ import os
 import random
 import re
 import signal
-import subprocess
 import sys
 import tempfile
 import tracemalloc

@@ -133,14 +133,6 @@ NVIDIA_SMI_TWO_GPUS = (
     'GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-8d1e7a0f-2c44-8e1b-77a2)\n')
 
 
-# srun -n5 -N2, with and without -m cyclic (as recorded on Slurm 22.05):
-# (SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE, node of each rank, spec).
-N2_N5_BLOCK = ('n[1-2]', '4,1', 'n1 n1 n1 n1 n2',
-                ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888'])
-N2_N5_CYCLIC = ('n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
-                 ['n1:8888', 'n2:8888', 'n1:8889', 'n1:8890', 'n1:8891'])
-
-
 def completed(returncode=0, stdout='', stderr=''):
   return subprocess.CompletedProcess(['mocked'], returncode, stdout, stderr)
 
