@@ -17,9 +17,12 @@
 `fixtures/slurm-env/<layout>/<rank>.env` holds the SLURM_*/GPU environment of
 every task of a real Slurm 22.05 job step (see fixtures/slurm-env/README.txt).
 For each step, every task resolves with default arguments, as `srun python
-train.py` would, and the tasks must agree with each other and with Slurm.
+train.py` would, and the tasks must agree with each other and with Slurm:
+each task's address, job:index and GPUs are stated from the recorded
+variables alone.
 """
 
+import collections
 import os
 import subprocess
 from unittest import mock
@@ -28,38 +31,80 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+from tests.fixtures import recorded_steps
 
-_FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures', 'slurm-env')
-# The arbitrary layout's SLURM_HOSTFILE, as fixtures/slurm-env/README.txt
-# records it: the host of rank r on line r.
-_ARBITRARY_HOSTFILE = 'n2\nn1\nn2\nn1\nn1\n'
-
-
-def _read_env(path):
-  with open(path) as f:
-    return dict(line.rstrip('\n').split('=', 1) for line in f if '=' in line)
-
-
-def _step_dirs():
-  """Every folder holding the <rank>.env files of one step, sorted."""
-  steps = []
-  for folder, _, files in os.walk(_FIXTURES):
-    if any(name[0].isdigit() and name.endswith('.env') for name in files):
-      steps.append(os.path.relpath(folder, _FIXTURES))
-  return sorted(steps)
-
-
-def _task_envs(step):
-  folder = os.path.join(_FIXTURES, step)
-  names = [n for n in os.listdir(folder) if n[0].isdigit()]
-  return [
-      _read_env(os.path.join(folder, name))
-      for name in sorted(names, key=lambda n: int(n.split('.')[0]))
-  ]
+# The bindings of SLURMD_TRES_BIND that give each task GPUs of its own
+# (srun --gpus-per-task, --gpu-bind=single|map_gpu|mask_gpu).
+_PER_TASK_BINDINGS = ('per_task', 'single', 'map_gpu', 'mask_gpu')
 
 
 def _no_nvidia_smi(*args, **kwargs):
   raise FileNotFoundError(2, 'No such file or directory', args[0][0])
+
+
+def _gpu_list(value):
+  return value.split(',') if value else []
+
+
+def _bound_per_task(env):
+  """Whether Slurm bound this task's GPUs to it (SLURM_GPUS_ON_NODE > own)."""
+  binding = env.get('SLURMD_TRES_BIND', '')
+  if any(':%s' % kind in binding for kind in _PER_TASK_BINDINGS):
+    return True
+  on_node = env.get('SLURM_GPUS_ON_NODE')
+  return on_node is not None and int(on_node) > len(
+      _gpu_list(env['CUDA_VISIBLE_DEVICES']))
+
+
+def _component_nodes(env):
+  """The nodes of this task's heterogeneous component (or of the step)."""
+  size = int(env.get('SLURM_HET_SIZE', env.get('SLURM_PACK_SIZE', '1')))
+  for component in range(size):
+    for kind in ('HET', 'PACK'):
+      name = 'SLURM_JOB_NODELIST_%s_GROUP_%d' % (kind, component)
+      if name in env:
+        nodes = slurm_hostlist.expand_hostlist(env[name])
+        if env['SLURMD_NODENAME'] in nodes:
+          return set(nodes)
+  return None  # Not heterogeneous: every node of the step.
+
+
+def expected_gpus(envs):
+  """CUDA_VISIBLE_DEVICES of each task by Slurm's binding and the rule.
+
+  The rule: a task whose GPUs Slurm bound to it keeps them. Otherwise the
+  task of local index l on a node whose list from Slurm is L (G entries) gets
+  L[l*k:(l+1)*k], with k = G // T and T the tasks on the busiest node of its
+  component (of the step if not heterogeneous); if k is 0, [L[l % G]]. A
+  task without CUDA_VISIBLE_DEVICES (and here no nvidia-smi) gets none.
+
+  Args:
+    envs: The recorded environment of every task of the step.
+
+  Returns:
+    For each rank, the expected CUDA_VISIBLE_DEVICES, or None if unset.
+  """
+  tasks_on = collections.Counter(env['SLURMD_NODENAME'] for env in envs)
+  gpus = []
+  for env in envs:
+    if 'CUDA_VISIBLE_DEVICES' not in env:
+      gpus.append(None)
+      continue
+    slurms = _gpu_list(env['CUDA_VISIBLE_DEVICES'])
+    if _bound_per_task(env) or not slurms:
+      gpus.append(env['CUDA_VISIBLE_DEVICES'])
+      continue
+    component = _component_nodes(env)
+    busiest = max(count for node, count in tasks_on.items()
+                  if component is None or node in component)
+    local, per_task = int(env['SLURM_LOCALID']), len(slurms) // busiest
+    if per_task:
+      share = slurms[local * per_task:(local + 1) * per_task]
+    else:
+      share = [slurms[local % len(slurms)]]
+    gpus.append(','.join(share))
+  return gpus
 
 
 class FixtureLayoutTest(parameterized.TestCase):
@@ -69,14 +114,11 @@ class FixtureLayoutTest(parameterized.TestCase):
     # Whatever the machine has, the recorded steps had no nvidia-smi.
     self.enter_context(
         mock.patch.object(subprocess, 'run', side_effect=_no_nvidia_smi))
-    self.hostfile = self.create_tempfile(content=_ARBITRARY_HOSTFILE)
 
-  def _resolve_every_task(self, step, **kwargs):
+  def _resolve_every_task(self, envs, **kwargs):
     """Resolves in each task's environment; returns (env, resolver, CVD)."""
     results = []
-    for env in _task_envs(step):
-      if 'SLURM_HOSTFILE' in env:
-        env['SLURM_HOSTFILE'] = self.hostfile.full_path
+    for env in envs:
       with mock.patch.dict(os.environ, env, clear=True):
         resolver = slurm_cluster_resolver.SlurmClusterResolver(**kwargs)
         results.append(
@@ -84,19 +126,20 @@ class FixtureLayoutTest(parameterized.TestCase):
     return results
 
   def testEveryRecordedStepIsCovered(self):
-    self.assertLen(_step_dirs(), 26)
+    self.assertLen(recorded_steps.steps(), 26)
 
-  @parameterized.parameters(_step_dirs())
+  @parameterized.parameters(recorded_steps.steps())
   def testEveryTaskResolvesTheSameClusterSpec(self, step):
-    results = self._resolve_every_task(step)
+    results = self._resolve_every_task(recorded_steps.task_envs(step))
     specs = [r.cluster_spec().as_dict() for _, r, _ in results]
     for spec in specs[1:]:
       self.assertEqual(specs[0], spec)
     self.assertLen(specs[0]['worker'], len(results))
 
-  @parameterized.parameters(_step_dirs())
+  @parameterized.parameters(recorded_steps.steps())
   def testTaskIdIsSlurmRankAndAddressIsOnItsNode(self, step):
-    for env, resolver, _ in self._resolve_every_task(step):
+    for env, resolver, _ in self._resolve_every_task(
+        recorded_steps.task_envs(step)):
       self.assertEqual(('worker', int(env['SLURM_PROCID'])),
                        resolver.get_task_info())
       self.assertEqual(
@@ -104,57 +147,42 @@ class FixtureLayoutTest(parameterized.TestCase):
                             8888 + int(env['SLURM_LOCALID'])),
           resolver.master())
 
-  @parameterized.parameters(_step_dirs())
+  @parameterized.parameters(recorded_steps.steps())
   def testAllAddressesDiffer(self, step):
-    _, resolver, _ = self._resolve_every_task(step)[0]
+    _, resolver, _ = self._resolve_every_task(
+        recorded_steps.task_envs(step))[0]
     addresses = resolver.cluster_spec().as_dict()['worker']
     self.assertLen(set(addresses), len(addresses))
 
-  @parameterized.parameters(_step_dirs())
-  def testGpusStayWithinSlurmsBindingAndDoNotOverlapOnANode(self, step):
-    used_on_node = {}
-    for env, resolver, visible in self._resolve_every_task(step):
-      given = env.get('CUDA_VISIBLE_DEVICES')
-      gpus = [] if visible in (None, '') else visible.split(',')
-      if given is None:
-        self.assertIsNone(visible)
-      else:
-        self.assertContainsSubset(gpus, given.split(','))
-      self.assertEqual({'GPU': len(gpus)}, resolver.num_accelerators())
-      node_gpus = used_on_node.setdefault(env['SLURMD_NODENAME'], set())
-      self.assertEmpty(node_gpus.intersection(gpus))
-      node_gpus.update(gpus)
-
-  @parameterized.parameters(_step_dirs())
-  def testEveryTaskWithGpusUsesTheSameNumber(self, step):
-    counts = {
-        resolver.num_accelerators()['GPU']
-        for env, resolver, _ in self._resolve_every_task(step)
-        if env.get('CUDA_VISIBLE_DEVICES')
-    }
-    self.assertLessEqual(len(counts), 1)
-
-  @parameterized.parameters(_step_dirs())
-  def testGpusSlurmBoundPerTaskAreKept(self, step):
-    for env, _, visible in self._resolve_every_task(step):
-      if 'SLURMD_TRES_BIND' in env:
-        self.assertEqual(env['CUDA_VISIBLE_DEVICES'], visible)
+  @parameterized.parameters(recorded_steps.steps())
+  def testEveryTaskGetsItsGpusBySlurmsBindingAndTheDealingRule(self, step):
+    envs = recorded_steps.task_envs(step)
+    expected = expected_gpus(envs)
+    got = []
+    for _, resolver, visible in self._resolve_every_task(envs):
+      got.append(visible)
+      self.assertEqual({'GPU': len(_gpu_list(visible))},
+                       resolver.num_accelerators())
+    self.assertEqual(expected, got)
 
   def testArbitraryLayoutFollowsTheHostfile(self):
-    results = self._resolve_every_task('n5-arbitrary-hostfile')
+    results = self._resolve_every_task(
+        recorded_steps.task_envs('n5-arbitrary-hostfile'))
     self.assertEqual(['n2:8888', 'n1:8888', 'n2:8889', 'n1:8889', 'n1:8890'],
                      results[0][1].cluster_spec().as_dict()['worker'])
 
   def testArbitraryLayoutWithoutReadableHostfileIsAnError(self):
     # Tasks that cannot read it cannot know which rank runs where.
-    self.hostfile = mock.Mock(full_path='/nonexistent/hostfile')
+    envs = [dict(env, SLURM_HOSTFILE='/nonexistent/hostfile')
+            for env in recorded_steps.task_envs('n5-arbitrary-hostfile')]
     with self.assertRaisesRegex(RuntimeError,
                                 "SLURM_HOSTFILE='/nonexistent/hostfile'"):
-      self._resolve_every_task('n5-arbitrary-hostfile')
+      self._resolve_every_task(envs)
 
   def testJobsSplitEveryStepInRankOrder(self):
     results = self._resolve_every_task(
-        'N3-n7', jobs={'chief': 1, 'ps': 2, 'worker': 4})
+        recorded_steps.task_envs('N3-n7'),
+        jobs={'chief': 1, 'ps': 2, 'worker': 4})
     self.assertEqual(
         {
             'chief': ['n1:8888'],
@@ -167,8 +195,8 @@ class FixtureLayoutTest(parameterized.TestCase):
                      [r.get_task_info() for _, r, _ in results])
 
   def testBatchScriptResolvesAsRankZeroOfTheJob(self):
-    env = _read_env(os.path.join(_FIXTURES, 'sbatch-N2-ntpn2-gres2',
-                                 'batch.env'))
+    env = recorded_steps.read_env(os.path.join(
+        recorded_steps.FIXTURES, 'sbatch-N2-ntpn2-gres2', 'batch.env'))
     with mock.patch.dict(os.environ, env, clear=True):
       resolver = slurm_cluster_resolver.SlurmClusterResolver()
       self.assertEqual(['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889'],
@@ -176,7 +204,8 @@ class FixtureLayoutTest(parameterized.TestCase):
       self.assertEqual(('worker', 0), resolver.get_task_info())
 
   def testSallocShellIsToldToUseSrun(self):
-    env = _read_env(os.path.join(_FIXTURES, 'salloc-N3-n5', 'salloc.env'))
+    env = recorded_steps.read_env(os.path.join(
+        recorded_steps.FIXTURES, 'salloc-N3-n5', 'salloc.env'))
     with mock.patch.dict(os.environ, env, clear=True):
       with self.assertRaisesRegex(RuntimeError, 'SLURM_PROCID.*srun'):
         slurm_cluster_resolver.SlurmClusterResolver()

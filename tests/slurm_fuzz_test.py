@@ -25,7 +25,10 @@ either
   address is on its own node (SLURMD_NODENAME), the tasks agree on one
   cluster spec, addresses are distinct, GPUs stay within what Slurm gave; or
 - in ValueError, RuntimeError or TypeError whose message names a variable or
-  argument the case changed (or one it falls back to);
+  argument the case changed (or a variable read in place of a changed one):
+  of the changed variables if they alone make the resolver fail, of the
+  arguments given other values than their defaults if they alone do, of
+  either if only both together do;
 
 with os.environ unchanged on error, within `_CASE_SECONDS` and
 `_CASE_BYTES` of Python memory (a guard that fails the case, not a
@@ -43,13 +46,13 @@ The library reads neither variable; they only choose this test's Hypothesis
 settings.
 """
 
+import inspect
 import io
 import logging
 import os
 import random
 import re
 import signal
-import subprocess
 import sys
 import tempfile
 import tracemalloc
@@ -62,14 +65,16 @@ from hypothesis import strategies as st
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_explain
+from tests.fixtures import recorded_steps
 
 if 'TEST_TMPDIR' in os.environ:
   # Under Bazel the runfiles tree is read-only: Hypothesis caches go here.
   hypothesis.configuration.set_hypothesis_home_dir(
       os.path.join(os.environ['TEST_TMPDIR'], '.hypothesis'))
 
-_FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures', 'slurm-env')
-_ARBITRARY_HOSTFILE = 'n2\nn1\nn2\nn1\nn1\n'
+with open(recorded_steps.hostfile(
+    os.path.join(recorded_steps.FIXTURES, 'n5-arbitrary-hostfile'))) as _f:
+  _ARBITRARY_HOSTFILE = _f.read()
 
 # The guard of every resolution (one task of a case).
 _CASE_SECONDS = 1.0
@@ -125,24 +130,8 @@ _FALLBACKS = {
 }
 
 
-def _read_env(path):
-  with open(path) as f:
-    return dict(line.rstrip('\n').split('=', 1) for line in f if '=' in line)
-
-
-def _recorded_steps():
-  """(step folder, [env of each task by rank]) of every recorded step."""
-  steps = []
-  for folder, _, files in sorted(os.walk(_FIXTURES)):
-    names = sorted((n for n in files if n[0].isdigit() and n.endswith('.env')),
-                   key=lambda n: int(n.split('.')[0]))
-    if names:
-      steps.append((os.path.relpath(folder, _FIXTURES),
-                    [_read_env(os.path.join(folder, n)) for n in names]))
-  return steps
-
-
-_STEPS = dict(_recorded_steps())
+_STEPS = {step: recorded_steps.task_envs(step)
+          for step in recorded_steps.steps()}
 _ALL_ENVS = [env for envs in _STEPS.values() for env in envs]
 
 
@@ -284,12 +273,17 @@ def _on_timer(signum, frame):
   raise _Hang()
 
 
+# The constructor's arguments that have defaults, and their defaults.
+_DEFAULTS = {
+    name: parameter.default for name, parameter in inspect.signature(
+        slurm_cluster_resolver.SlurmClusterResolver).parameters.items()
+    if parameter.default is not inspect.Parameter.empty
+}
+
+
 def _apply(env, mutations):
   """Returns `env` changed by `mutations`."""
   env = dict(env)
-  if 'SLURM_HOSTFILE' in env:
-    # The recorded path, as fixture_layouts_test.py supplies it.
-    env['SLURM_HOSTFILE'] = _FILES['good']
   for kind, name, value in mutations:
     if kind == 'hostfile':
       env['SLURM_DISTRIBUTION'] = 'arbitrary'
@@ -303,6 +297,24 @@ def _apply(env, mutations):
 def _names(message):
   """Words of `message` that may be variable or argument names."""
   return set(re.findall(r'[A-Za-z_][A-Za-z0-9_]*', message))
+
+
+def _changed_variables(env, recorded):
+  """The variables `env` changes from `recorded`, and those read instead."""
+  names = set()
+  for name in set(env) | set(recorded):
+    if env.get(name) != recorded.get(name):
+      names.add(name)
+      names.update(_FALLBACKS.get(name, ()))
+  return names
+
+
+def _changed_arguments(kwargs):
+  """The arguments `kwargs` gives another value than the default."""
+  return {
+      name for name, value in kwargs.items()
+      if type(value) is not type(_DEFAULTS[name]) or value != _DEFAULTS[name]
+  }
 
 
 class SlurmFuzzTest(absltest.TestCase):
@@ -349,6 +361,30 @@ class SlurmFuzzTest(absltest.TestCase):
     self.assertLess(peak, _CASE_BYTES, 'memory used: %d bytes' % peak)
     return result, environ
 
+  def causes(self, env, recorded, kwargs):
+    """The names an error of resolving `env` with `kwargs` may blame.
+
+    Args:
+      env: The task's environment in the case.
+      recorded: The task's environment as recorded.
+      kwargs: The case's arguments.
+
+    Returns:
+      The changed variables (with those read in their place) if they alone
+      make the resolver fail, the changed arguments if they alone do; both
+      if neither alone does. Empty if the case changed nothing.
+    """
+    variables = _changed_variables(env, recorded)
+    arguments = _changed_arguments(kwargs)
+    if not variables or not arguments:
+      return variables | arguments
+    blamed = set()
+    if isinstance(self.resolve(env, {})[0], Exception):
+      blamed |= variables
+    if isinstance(self.resolve(recorded, kwargs)[0], Exception):
+      blamed |= arguments
+    return blamed or variables | arguments
+
   def check_error(self, error, env, after, blamed):
     self.assertEqual(env, after, 'os.environ changed on %r' % error)
     named = _names(str(error)) & blamed
@@ -389,19 +425,13 @@ class SlurmFuzzTest(absltest.TestCase):
   def testEveryCaseResolvesRightOrFailsNamingTheCause(self, case):
     step, changed, ranks, mutations, kwargs = case
     envs = _STEPS[step]
-    blamed = set(kwargs)
-    for kind, name, _ in mutations:
-      blamed.add(name)
-      blamed.update(_FALLBACKS.get(name, ()))
-      if kind == 'hostfile':
-        blamed.add('SLURM_DISTRIBUTION')
     specs = []
     for rank in ranks:
       env = _apply(envs[rank], mutations if rank in changed else [])
       result, after = self.resolve(env, kwargs)
       if isinstance(result, Exception):
-        self.check_error(result, env,
-                         after, blamed if rank in changed else set(kwargs))
+        self.check_error(result, env, after,
+                         self.causes(env, envs[rank], kwargs))
       else:
         specs.append(self.check_resolution(result, env, after, kwargs))
       if rank == ranks[0] and not kwargs:

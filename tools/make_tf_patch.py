@@ -12,8 +12,9 @@ tensorflow/python/distribute/cluster_resolver/:
     tool refuses a repository file whose header differs from the tree's);
   - adds the modules slurm_hostlist.py, slurm_step.py, slurm_explain.py (the
     command `python -m ...slurm_explain`), the test helpers
-    slurm_test_util.py and the tests slurm_hostlist_test.py,
-    slurm_step_test.py and slurm_explain_test.py;
+    slurm_test_util.py and slurm_resolver_test_util.py, and the tests
+    slurm_hostlist_test.py, slurm_step_test.py, slurm_explain_test.py and
+    the resolver's tests beside TensorFlow's (slurm_*_test.py: TARGETS);
   - edits that folder's BUILD: the `deps` of the existing targets
     `slurm_cluster_resolver_py` and `slurm_cluster_resolver_py_test` (the
     tree's rule kinds, attributes and labels stay; labels for imports the
@@ -107,8 +108,18 @@ TARGETS = (
     Target('slurm_cluster_resolver_py_test', 'test',
            'slurm_cluster_resolver_test.py'),
     Target('slurm_test_util', 'test_library', 'slurm_test_util.py'),
+    Target('slurm_resolver_test_util', 'test_library',
+           'slurm_resolver_test_util.py'),
     Target('slurm_hostlist_py_test', 'test', 'slurm_hostlist_test.py'),
     Target('slurm_step_py_test', 'test', 'slurm_step_test.py'),
+    Target('slurm_resolver_api_test', 'test', 'slurm_resolver_api_test.py'),
+    Target('slurm_gpus_test', 'test', 'slurm_gpus_test.py'),
+    Target('slurm_ports_test', 'test', 'slurm_ports_test.py'),
+    Target('slurm_het_test', 'test', 'slurm_het_test.py'),
+    Target('slurm_extension_points_test', 'test',
+           'slurm_extension_points_test.py'),
+    Target('slurm_bad_input_test', 'test', 'slurm_bad_input_test.py'),
+    Target('slurm_scontrol_test', 'test', 'slurm_scontrol_test.py'),
     Target('slurm_explain_test', 'test', 'slurm_explain_test.py'),
 )
 # The package's Python files the patch carries, and its test files.

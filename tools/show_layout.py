@@ -12,7 +12,8 @@ turn, a `SlurmClusterResolver()` is created with default arguments, as
 `srun python train.py` would, and its role, address and GPUs are printed; when
 the resolver refuses an environment (the `salloc` shell is not a task), its
 error is printed instead. A step run with `-m arbitrary` reads the file named
-by `SLURM_HOSTFILE`: the recorded path is replaced by the folder's `hostfile`.
+by `SLURM_HOSTFILE`: the recorded path is replaced by the folder's `hostfile`
+(tests/fixtures/recorded_steps.py reads the folders).
 Without arguments, four steps are shown; `--all` shows every folder.
 """
 
@@ -22,17 +23,12 @@ import sys
 from unittest import mock
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tests.fixtures import recorded_steps
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_FIXTURES = os.path.join(_ROOT, 'tests', 'fixtures', 'slurm-env')
+_FIXTURES = recorded_steps.FIXTURES
 _DEFAULT_STEPS = ('n5-N2-cyclic', 'n6-N2-plane2', 'N2-ntpn4-gpus-per-node4',
                   'het-N1n1-N2n3-gpu')
 _ROW = '  %-5s %-8s %-10s %-14s %-16s %s'
-
-
-def _read_env(path):
-  with open(path) as f:
-    return dict(line.rstrip('\n').split('=', 1) for line in f if '=' in line)
 
 
 def _no_nvidia_smi(*args, **kwargs):
@@ -59,13 +55,7 @@ def _resolve_in(env):
     os.environ.update(saved)
 
 
-def _task_files(folder):
-  names = [n for n in os.listdir(folder)
-           if n[0].isdigit() and n.endswith('.env')]
-  return sorted(names, key=lambda n: int(n.split('.')[0]))
-
-
-def _show_envs(title, envs, hostfile):
+def _show_envs(title, envs):
   """Prints one line per environment, then the ClusterSpec they agree on."""
   first = envs[0]
   print('== %s: SLURM_STEP_NODELIST=%s SLURM_STEP_TASKS_PER_NODE=%s '
@@ -77,12 +67,6 @@ def _show_envs(title, envs, hostfile):
                 'GPUs used'))
   specs = []
   for env in envs:
-    if 'SLURM_HOSTFILE' in env:
-      if hostfile is None:
-        print('  cannot resolve: the step reads SLURM_HOSTFILE=%s, and the '
-              'folder has no hostfile' % env['SLURM_HOSTFILE'])
-        return
-      env = dict(env, SLURM_HOSTFILE=hostfile)
     resolver, gpus = _resolve_in(env)
     if resolver is None:
       print('  %-5s %-8s cannot resolve: %s' %
@@ -115,12 +99,12 @@ def _show_tree(folder):
   title = os.path.relpath(folder, _FIXTURES)
   if title.startswith('..'):
     title = folder
-  hostfile = os.path.join(folder, 'hostfile')
-  hostfile = hostfile if os.path.isfile(hostfile) else None
-  tasks = _task_files(folder)
+  tasks = recorded_steps.task_files(folder)
   if tasks:
-    _show_envs(title, [_read_env(os.path.join(folder, n)) for n in tasks],
-               hostfile)
+    _show_envs(title, [
+        recorded_steps.with_hostfile(recorded_steps.read_env(path), folder)
+        for path in tasks
+    ])
   found = bool(tasks)
   # A job: the batch script's or the salloc shell's environment, then steps.
   for name in sorted(os.listdir(folder)):
@@ -130,7 +114,8 @@ def _show_tree(folder):
                  (title, name, 'salloc shell' if name.startswith('salloc')
                   else 'batch script' if name.startswith('batch')
                   else 'process'),
-                 [_read_env(path)], hostfile)
+                 [recorded_steps.with_hostfile(recorded_steps.read_env(path),
+                                               folder)])
       found = True
   for name in sorted(os.listdir(folder)):
     path = os.path.join(folder, name)

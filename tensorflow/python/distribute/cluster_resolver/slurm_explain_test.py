@@ -27,11 +27,12 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_explain
+from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
 
 
-class ExplainCommandTest(slurm_test_util.ResolverTestCase):
+class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
   """`main()`: what the resolver reads and decides, without changing it."""
 
   def explain(self, argv, environ=None):

@@ -12,23 +12,18 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""Slurm environments as real steps set them, and a base for resolver tests.
+"""Slurm environments as real steps set them, for tests; no TensorFlow.
 
 The environments follow what Slurm 22.05 really set in every task of real
-steps recorded on a test cluster.
+steps recorded on a test cluster. The tests of slurm_hostlist and slurm_step
+use them without TensorFlow; slurm_resolver_test_util adds the resolver's.
 """
 
-import os
 import subprocess
-from unittest import mock
-
-from absl.testing import parameterized
-
-from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 
 
 def step_env(nodelist, tasks_per_node, rank_hosts, rank, node_ids=None,
-              **overrides):
+             **overrides):
   """Returns the environment Slurm gives task `rank` of an `srun` step.
 
   Args:
@@ -75,6 +70,17 @@ def step_env(nodelist, tasks_per_node, rank_hosts, rank, node_ids=None,
     else:
       env[name] = value
   return env
+
+
+def step_envs(nodelist, tasks_per_node, rank_hosts, **overrides):
+  """Returns the environment of every task of a step, in rank order.
+
+  The arguments are those of `step_env`, without `rank`.
+  """
+  return [
+      step_env(nodelist, tasks_per_node, rank_hosts, rank, **overrides)
+      for rank in range(len(rank_hosts.split()))
+  ]
 
 
 # The batch script of `sbatch -N2 --ntasks-per-node=2 --gres=gpu:2`
@@ -127,14 +133,6 @@ NVIDIA_SMI_TWO_GPUS = (
     'GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-8d1e7a0f-2c44-8e1b-77a2)\n')
 
 
-# srun -n5 -N2, with and without -m cyclic (as recorded on Slurm 22.05):
-# (SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE, node of each rank, spec).
-N2_N5_BLOCK = ('n[1-2]', '4,1', 'n1 n1 n1 n1 n2',
-                ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888'])
-N2_N5_CYCLIC = ('n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
-                 ['n1:8888', 'n2:8888', 'n1:8889', 'n1:8890', 'n1:8891'])
-
-
 def completed(returncode=0, stdout='', stderr=''):
   return subprocess.CompletedProcess(['mocked'], returncode, stdout, stderr)
 
@@ -146,8 +144,8 @@ def cyclic_env(rank, **overrides):
   1 on n2.
   """
   return step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', rank,
-                   **dict({'SLURM_DISTRIBUTION': 'cyclic', 'SLURM_JOB_ID': '9'},
-                          **overrides))
+                  **dict({'SLURM_DISTRIBUTION': 'cyclic', 'SLURM_JOB_ID': '9'},
+                         **overrides))
 
 
 def het_variables(scheme, *component_nodelists):
@@ -227,8 +225,8 @@ def gres_env(rank, tasks_per_node, rank_hosts):
   E.g. `srun -N2 -n3 --gres=gpu:2` ('2,1', 'n1 n1 n2').
   """
   return step_env('n[1-2]', tasks_per_node, rank_hosts, rank,
-                   CUDA_VISIBLE_DEVICES='0,1', SLURM_STEP_GPUS='0,1',
-                   SLURM_GPUS_ON_NODE='2')
+                  CUDA_VISIBLE_DEVICES='0,1', SLURM_STEP_GPUS='0,1',
+                  SLURM_GPUS_ON_NODE='2')
 
 
 def ports(addresses):
@@ -247,48 +245,3 @@ def explain_rows(output):
   return {
       int(line.split()[0]): line.split()[1:6] for line in lines[header + 1:]
   }
-
-
-
-
-class ResolverTestCase(parameterized.TestCase):
-  """Resolver tests on a machine without scontrol or nvidia-smi."""
-
-  def setUp(self):
-    super().setUp()
-    self.run = self.enter_context(
-        mock.patch.object(
-            slurm_cluster_resolver.subprocess, 'run',
-            side_effect=FileNotFoundError(2, 'No such file or directory')))
-    # Whatever a test does to os.environ is undone after it.
-    self.enter_context(mock.patch.dict(os.environ))
-
-  def use_env(self, env):
-    """Makes `env` the whole environment for the rest of the test."""
-    self.enter_context(mock.patch.dict(os.environ, env, clear=True))
-
-  def use_gpu_env(self, cvd, rank=1, tasks='2', rank_hosts='n1 n1', **more):
-    """One node `n1` whose tasks Slurm gave `cvd`."""
-    self.use_env(
-        step_env('n1', tasks, rank_hosts, rank, CUDA_VISIBLE_DEVICES=cvd,
-                  SLURM_STEP_GPUS=cvd, GPU_DEVICE_ORDINAL=cvd, **more))
-
-  def set_run_result(self, result):
-    """Makes the mocked `subprocess.run` raise or return `result`."""
-    if isinstance(result, BaseException):
-      self.run.side_effect = result
-    else:
-      self.run.side_effect = None
-      self.run.return_value = result
-
-  def assertResolverFails(self, error, regex, *args, **kwargs):
-    """Asserts the resolver raises and leaves os.environ exactly as it was."""
-    before = dict(os.environ)
-    with self.assertRaisesRegex(error, regex):
-      slurm_cluster_resolver.SlurmClusterResolver(*args, **kwargs)
-    self.assertEqual(before, dict(os.environ))
-
-  def assertWorkers(self, addresses, resolver):
-    self.assertEqual({'worker': addresses}, resolver.cluster_spec().as_dict())
-
-

@@ -1,0 +1,98 @@
+# Copyright 2026 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""A base for the tests of SlurmClusterResolver."""
+
+import os
+from unittest import mock
+
+from absl.testing import parameterized
+
+from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+
+
+class ResolverTestCase(parameterized.TestCase):
+  """Resolver tests on a machine without scontrol or nvidia-smi.
+
+  Each test sets the whole environment it resolves in (`use_env`), so the
+  Slurm and GPU variables of the shell that runs the tests play no part.
+  """
+
+  def setUp(self):
+    super().setUp()
+    self.run = self.enter_context(
+        mock.patch.object(
+            slurm_cluster_resolver.subprocess, 'run',
+            side_effect=FileNotFoundError(2, 'No such file or directory')))
+    # Whatever a test does to os.environ is undone after it.
+    self.enter_context(mock.patch.dict(os.environ))
+
+  def use_env(self, env):
+    """Makes `env` the whole environment for the rest of the test."""
+    self.enter_context(mock.patch.dict(os.environ, env, clear=True))
+
+  def use_gpu_env(self, cvd, rank=1, tasks='2', rank_hosts='n1 n1', **more):
+    """One node `n1` whose tasks Slurm gave `cvd`."""
+    self.use_env(
+        slurm_test_util.step_env('n1', tasks, rank_hosts, rank,
+                                 CUDA_VISIBLE_DEVICES=cvd, SLURM_STEP_GPUS=cvd,
+                                 GPU_DEVICE_ORDINAL=cvd, **more))
+
+  def set_run_result(self, result):
+    """Makes the mocked `subprocess.run` raise or return `result`."""
+    if isinstance(result, BaseException):
+      self.run.side_effect = result
+    else:
+      self.run.side_effect = None
+      self.run.return_value = result
+
+  def assertResolverFails(self, error, regex, *args, **kwargs):
+    """Asserts the resolver raises and leaves os.environ exactly as it was."""
+    before = dict(os.environ)
+    with self.assertRaisesRegex(error, regex):
+      slurm_cluster_resolver.SlurmClusterResolver(*args, **kwargs)
+    self.assertEqual(before, dict(os.environ))
+
+  def assertWorkers(self, addresses, resolver):
+    self.assertEqual({'worker': addresses}, resolver.cluster_spec().as_dict())
+
+  def assertEveryTask(self, envs, spec=None, tasks=None, gpus=None, **kwargs):
+    """Resolves in the environment of every task of a step, one at a time.
+
+    Args:
+      envs: The environment of each task, in rank order.
+      spec: If given, the cluster spec (as a dict) that every task resolves;
+        then each task's job:index (`tasks`) and master() are checked too.
+      tasks: The (job, index) of each rank; by default ('worker', rank).
+      gpus: If given, the CUDA_VISIBLE_DEVICES each rank ends with (None: not
+        set), and so as many GPUs in num_accelerators().
+      **kwargs: The arguments of SlurmClusterResolver.
+    """
+    if tasks is None:
+      tasks = [('worker', rank) for rank in range(len(envs))]
+    self.assertLen(tasks, len(envs))
+    for rank, env in enumerate(envs):
+      with self.subTest(rank=rank):
+        self.use_env(env)
+        resolver = slurm_cluster_resolver.SlurmClusterResolver(**kwargs)
+        if spec is not None:
+          self.assertEqual(spec, resolver.cluster_spec().as_dict())
+          job, index = tasks[rank]
+          self.assertEqual((job, index), resolver.get_task_info())
+          self.assertEqual('grpc://' + spec[job][index], resolver.master())
+        if gpus is not None:
+          self.assertEqual(gpus[rank], os.environ.get('CUDA_VISIBLE_DEVICES'))
+          count = len(gpus[rank].split(',')) if gpus[rank] else 0
+          self.assertEqual({'GPU': count}, resolver.num_accelerators())
