@@ -114,6 +114,7 @@ TARGETS = (
     Target('slurm_step_py_test', 'test', 'slurm_step_test.py'),
     Target('slurm_resolver_api_test', 'test', 'slurm_resolver_api_test.py'),
     Target('slurm_gpus_test', 'test', 'slurm_gpus_test.py'),
+    Target('slurm_node_host_test', 'test', 'slurm_node_host_test.py'),
     Target('slurm_ports_test', 'test', 'slurm_ports_test.py'),
     Target('slurm_het_test', 'test', 'slurm_het_test.py'),
     Target('slurm_extension_points_test', 'test',

@@ -271,6 +271,30 @@ class GpuCountTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 0}, resolver.num_accelerators())
 
+  def testExplicitGpusPerNodeWinsOverEmptyCudaVisibleDevices(self):
+    # As TensorFlow: '' is the user's (Slurm never writes it), and an explicit
+    # count deals GPUs 0..gpus_per_node-1.
+    self.assertEveryTask(
+        step_envs('n1', '2', 'n1 n1', CUDA_VISIBLE_DEVICES=''),
+        gpus=['0,1', '2,3'], gpus_per_node=4, gpus_per_task=2)
+    self.run.assert_not_called()
+
+  def testExplicitGpusPerTaskAloneWinsOverEmptyCudaVisibleDevices(self):
+    self.set_run_result(slurm_test_util.completed(
+        stdout='GPU 0: A\nGPU 1: B\n'))
+    self.assertEveryTask(
+        step_envs('n1', '2', 'n1 n1', CUDA_VISIBLE_DEVICES=''),
+        gpus=['0', '1'], gpus_per_task=1)
+
+  def testExplicitGpusPerNodeOnNoDevFilesIsRuntimeError(self):
+    # NoDevFiles is Slurm's "no GPU for this task": dealing GPU ids there
+    # would hand out GPUs Slurm gave someone else.
+    self.use_gpu_env('NoDevFiles')
+    self.assertResolverFails(RuntimeError,
+                             r"gpus_per_node=2 but this node has 0 "
+                             r"\(CUDA_VISIBLE_DEVICES='NoDevFiles'\)",
+                             gpus_per_node=2)
+
   def testExplicitGpusPerNodeBelowTheTaskCountLeavesTasksWithout(self):
     # As TF 2.x: 2 GPUs per node for 4 tasks is 0 per task when asked for.
     self.use_gpu_env('0,1', rank=2, tasks='4', rank_hosts='n1 n1 n1 n1')

@@ -228,14 +228,16 @@ class MasterTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertWorkers(['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889'], resolver)
 
   @parameterized.named_parameters(
-      ('_unknown_job', {'task_type': 'ps'},
-       r"task_type='ps': no such job; the jobs are \['worker'\]"),
+      # Unknown jobs and tasks: ClusterSpec.task_address's errors.
+      ('_unknown_job', {'task_type': 'ps'}, r"No such job in cluster: 'ps'"),
       ('_task_past_the_job', {'task_id': 4},
-       r"task_id=4: job 'worker' has 4 tasks"),
+       r"No task with index 4 in job 'worker'"),
       ('_task_type_not_a_string', {'task_type': ['worker']},
        r"task_type=\['worker'\]: expected a string"),
-      ('_task_id_negative', {'task_id': -1}, r'task_id=-1: expected None or'),
-      ('_task_id_string', {'task_id': '1'}, r"task_id='1': expected None or"),
+      ('_task_id_negative', {'task_id': -1},
+       r"No task with index -1 in job 'worker'"),
+      ('_task_id_string', {'task_id': '1'},
+       r"No task with index '1' in job 'worker'"),
       ('_rpc_layer_not_a_string', {'rpc_layer': 1},
        r'rpc_layer=1: expected a string'),
   )

@@ -147,16 +147,24 @@ class SlurmGpus:
     step_total: GPUs of the whole job when it asked for a total
       (`--gpus=N`: `SLURM_GPUS`), which Slurm may spread unevenly over the
       nodes; None otherwise.
-    emptied: Whether `CUDA_VISIBLE_DEVICES` is set to ''. Slurm never writes
-      that (it writes `NoDevFiles`): the user hid the GPUs, and a GPU count
-      the user passes explicitly wins over it, as in TensorFlow.
+    text: The value of `source`, as it stands.
   """
   visible: Optional[Tuple[str, ...]] = None
   source: str = 'CUDA_VISIBLE_DEVICES'
   bound_per_task: bool = False
   on_node: Optional[int] = None
   step_total: Optional[int] = None
-  emptied: bool = False
+  text: Optional[str] = None
+
+  @property
+  def emptied(self):
+    """Whether `CUDA_VISIBLE_DEVICES` is set to ''.
+
+    Slurm never writes that (it writes `NoDevFiles`): the user hid the GPUs,
+    and a GPU count the user passes explicitly wins over it, as in
+    TensorFlow.
+    """
+    return self.source == 'CUDA_VISIBLE_DEVICES' and self.text == ''
 
 
 @dataclasses.dataclass(frozen=True)
@@ -750,9 +758,161 @@ def read_gpus(environ):
     return SlurmGpus(on_node=on_node, step_total=step_total)
   bound = (_binds_gpus_per_task(environ.get('SLURMD_TRES_BIND', '')) or
            (on_node is not None and on_node > len(visible)))
-  emptied = (source == 'CUDA_VISIBLE_DEVICES' and
-             not environ['CUDA_VISIBLE_DEVICES'].strip())
-  return SlurmGpus(visible, source, bound, on_node, step_total, emptied)
+  return SlurmGpus(visible, source, bound, on_node, step_total,
+                   environ[source].strip())
+
+
+def deal_gpus(node_gpus, per_task, local):
+  """Returns the GPUs of the task of local index `local` on a node.
+
+  The node's tasks take `per_task` GPUs each, by value, in local index order;
+  when the node has fewer GPUs than that allows (`per_task` is then 1), task
+  l shares the (l mod G)-th of the node's G GPUs.
+
+  Args:
+    node_gpus: The node's GPU ids, as Slurm lists them.
+    per_task: GPUs each task uses.
+    local: The task's index among the step's tasks on its node.
+  """
+  if per_task * (local + 1) > len(node_gpus):
+    return (node_gpus[local % len(node_gpus)],)
+  return node_gpus[local * per_task:(local + 1) * per_task]
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuPlan:
+  """The GPUs of the tasks of this task's node.
+
+  Attributes:
+    per_task: GPUs each task of the step (or of its heterogeneous component)
+      uses.
+    node_gpus: The GPU ids dealt among the node's tasks by `deal_gpus`, or
+      None when Slurm bound this task's own GPUs or nothing is to be dealt.
+    task_gpus: This task's GPU ids for `CUDA_VISIBLE_DEVICES`, or None to
+      leave it alone.
+    source: Where `node_gpus` came from (a variable, an argument, a command).
+    busiest: Tasks on the busiest node of the step (or of the component).
+    on_node: Tasks on this task's node.
+    shared: Whether, with fewer GPUs than tasks, the node's tasks share
+      GPUs round-robin.
+    sharers: How many tasks of the node use this task's GPU (1: its own).
+  """
+  per_task: int
+  node_gpus: Optional[Tuple[str, ...]] = None
+  task_gpus: Optional[Tuple[str, ...]] = None
+  source: str = ''
+  busiest: int = 0
+  on_node: int = 0
+  shared: bool = False
+  sharers: int = 1
+
+  def of_local_task(self, local):
+    """Returns the GPUs of the node's task of local index `local`, or None."""
+    if self.node_gpus is None:
+      return None
+    return deal_gpus(self.node_gpus, self.per_task, local)
+
+
+
+def _bound_gpu_plan(gpus, gpus_per_node, gpus_per_task):
+  """The plan for GPUs Slurm bound to this task: they stay with it."""
+  visible = gpus.visible
+  per_task = len(visible) if gpus_per_task is None else gpus_per_task
+  if per_task > len(visible):
+    raise RuntimeError(
+        'Requested %d GPUs per task (gpus_per_task) but Slurm bound %d to '
+        'this task (%s=%r)' % (per_task, len(visible), gpus.source,
+                               gpus.text))
+  if (gpus_per_node is not None and gpus.on_node is not None and
+      gpus_per_node > gpus.on_node):
+    raise RuntimeError(
+        'Requested more GPUs per node than available: gpus_per_node=%d but '
+        'Slurm gave this node %d (SLURM_GPUS_ON_NODE)' %
+        (gpus_per_node, gpus.on_node))
+  return GpuPlan(per_task, task_gpus=visible[:per_task],
+                 source=gpus.source)
+
+
+def _node_gpus(gpus, gpus_per_node, count_node_gpus):
+  """Returns (the GPU ids of this node to deal, where they came from).
+
+  Raises:
+    RuntimeError: If `gpus_per_node` is more than the node has.
+  """
+  visible, source = gpus.visible, gpus.source
+  if visible is None:
+    source = 'gpus_per_node'
+    if gpus_per_node is None:
+      gpus_per_node, source = count_node_gpus(), 'nvidia-smi --list-gpus'
+    visible = tuple(str(i) for i in range(gpus_per_node))
+  if gpus_per_node is None:
+    gpus_per_node = len(visible)
+  elif gpus_per_node > len(visible):
+    raise RuntimeError(
+        'Requested more GPUs per node than available: gpus_per_node=%d but '
+        'this node has %d (%s=%r)' %
+        (gpus_per_node, len(visible), source,
+         ','.join(visible) if gpus.text is None else gpus.text))
+  return visible[:gpus_per_node], source
+
+
+def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
+  """Decides how many GPUs every task uses, and which this task gets.
+
+  GPUs that Slurm bound to this task stay with it. GPUs that Slurm gave the
+  node are dealt among the node's tasks by local index, by value: each task
+  of the step gets k = G // T GPUs, where G is the node's GPU count and T the
+  number of tasks on the step's busiest node (of the task's heterogeneous
+  component), so that every worker has the same number. When k would be 0
+  and neither count was given, each task gets one GPU, shared round-robin
+  within its node. `CUDA_VISIBLE_DEVICES=''` hides every GPU unless a count
+  is given (as TensorFlow, which then deals GPUs 0..gpus_per_node-1).
+
+  Args:
+    step: The `slurm_step.SlurmStep`.
+    gpus_per_node: The user's value or None.
+    gpus_per_task: The user's value or None.
+    count_node_gpus: Returns the number of GPUs on this node when nothing in
+      the environment says (nvidia-smi); called only then.
+
+  Returns:
+    A `GpuPlan`.
+
+  Raises:
+    RuntimeError: If more GPUs are requested than Slurm gave.
+  """
+  gpus = step.gpus
+  defaults = gpus_per_node is None and gpus_per_task is None
+  if gpus.emptied and not defaults:
+    gpus = dataclasses.replace(gpus, visible=None, text=None)
+  if gpus.bound_per_task:
+    return _bound_gpu_plan(gpus, gpus_per_node, gpus_per_task)
+  node_gpus, source = _node_gpus(gpus, gpus_per_node, count_node_gpus)
+  if not node_gpus and gpus.visible is None and gpus_per_node is None:
+    # No GPU anywhere: CUDA_VISIBLE_DEVICES stays as it is.
+    return GpuPlan(0, source=source)
+  node, local = step.place
+  busiest = step.busiest_of_component(node)
+  on_node = step.tasks_per_node[node]
+  per_task = len(node_gpus) // busiest if gpus_per_task is None else (
+      gpus_per_task)
+  if per_task * busiest > len(node_gpus):
+    raise RuntimeError(
+        'Requested more GPUs per node than available: %d tasks on the busiest '
+        'node x %d GPUs per task (gpus_per_task) > %d GPUs per node (%s)' %
+        (busiest, per_task, len(node_gpus), source))
+  shared = defaults and bool(node_gpus) and not per_task
+  if shared:
+    per_task = 1
+  if not node_gpus and gpus.visible is not None:
+    # Slurm's value already hides every GPU.
+    return GpuPlan(per_task, source=source, busiest=busiest, on_node=on_node)
+  sharers = 1
+  if shared and on_node > len(node_gpus):
+    sharers = (on_node // len(node_gpus) +
+               (local % len(node_gpus) < on_node % len(node_gpus)))
+  return GpuPlan(per_task, node_gpus, deal_gpus(node_gpus, per_task, local),
+                 source, busiest, on_node, shared, sharers)
 
 
 def _parse_ports(text):
