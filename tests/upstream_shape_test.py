@@ -15,9 +15,9 @@ _ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 _FOLDER = os.path.join(_ROOT, 'tensorflow', 'python', 'distribute',
                        'cluster_resolver')
 _PACKAGE = 'tensorflow.python.distribute.cluster_resolver'
-_MODULES = ('slurm_hostlist', 'slurm_step', 'slurm_cluster_resolver',
-            'slurm_explain')
-_PURE_MODULES = ('slurm_hostlist', 'slurm_step')
+_MODULES = ('slurm_hostlist', 'slurm_step', 'slurm_launcher',
+            'slurm_cluster_resolver', 'slurm_explain')
+_PURE_MODULES = ('slurm_hostlist', 'slurm_step', 'slurm_launcher')
 
 
 def _source(module):
