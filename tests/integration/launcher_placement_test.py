@@ -120,11 +120,17 @@ class LauncherPlacementTest(absltest.TestCase):
     return text
 
   def _salloc(self, label, launch, timeout=180):
+    """Runs `launch` as salloc's command (on the submit host ctl)."""
     name = self.lab.job_name(label)
+    command = ['sh', '-c', 'cd %s && %s; %s' % (self.tmp, _mpi_exports(
+        self.lab), launch)]
+    if self.lab.series != '22.05':
+      # salloc's command runs in the lab's Debian root; the MPI launchers
+      # are this machine's, at /host there (tools/slurm_lab/README.md).
+      command = ['chroot', '/host'] + command
     result = self.lab.run(
         ['salloc', '--job-name', name, '--time=5', '-w', 'n[9-11]', '-N3',
-         '-n5', 'sh', '-c', '%s; %s' % (_mpi_exports(self.lab), launch)],
-        timeout, job_name=name, cwd=self.tmp)
+         '-n5'] + command, timeout, job_name=name, cwd=self.tmp)
     self.assertEqual(result.returncode, 0, result.describe())
     return result.stdout
 
