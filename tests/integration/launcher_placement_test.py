@@ -202,7 +202,8 @@ class LauncherPlacementTest(absltest.TestCase):
                for line in output.splitlines() if line.startswith('RESULT ')]
     table = '\n'.join(json.dumps(r, sort_keys=True) for r in results)
     self.assertEqual(sorted(r['task'] for r in results),
-                     ['worker:%d' % i for i in range(len(hosts))], output[-4000:])
+                     ['worker:%d' % i for i in range(len(hosts))],
+                     output[-4000:])
     for r in results:
       index = int(r['task'].split(':')[1])
       self.assertEqual(r['hostname'], hosts[index], table)

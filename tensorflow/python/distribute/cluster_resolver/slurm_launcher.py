@@ -168,24 +168,20 @@ def _parse_int(launcher, environ, name, minimum, maximum=_MAX_RANKS):
   return int(value)
 
 
-def _job_slots(launcher, environ):
+def _job_slots(environ):
   """The job's nodes and the slots of each, as every rank sees them."""
   for name in ('SLURM_JOB_NODELIST', 'SLURM_JOB_CPUS_PER_NODE'):
     if name not in environ:
-      raise RuntimeError('%s: %s is not set: not inside a Slurm job?' %
-                         (launcher, name))
+      raise RuntimeError('%s is not set: not inside a Slurm job?' % name)
   nodelist = environ['SLURM_JOB_NODELIST']
   cpus = environ['SLURM_JOB_CPUS_PER_NODE']
-  try:
-    nodes = slurm_hostlist.expand_hostlist(nodelist)
-    slots = slurm_hostlist.expand_tasks_per_node(cpus)
-  except ValueError as e:
-    raise ValueError('%s: %s' % (launcher, e)) from None
+  nodes = slurm_hostlist.expand_hostlist(nodelist)
+  slots = slurm_hostlist.expand_tasks_per_node(cpus)
   if len(nodes) != len(slots) or len(set(nodes)) != len(nodes):
     raise ValueError(
-        '%s: SLURM_JOB_NODELIST=%r (%d nodes) and SLURM_JOB_CPUS_PER_NODE=%r '
+        'SLURM_JOB_NODELIST=%r (%d nodes) and SLURM_JOB_CPUS_PER_NODE=%r '
         '(%d entries) do not describe one list of distinct nodes' %
-        (launcher, nodelist, len(nodes), cpus, len(slots)))
+        (nodelist, len(nodes), cpus, len(slots)))
   return nodes, slots
 
 
@@ -259,17 +255,17 @@ def _open_mpi_mapping(launcher, environ):
     if (name.startswith(('OMPI_MCA_rmaps_', 'PRTE_MCA_rmaps_')) and
         name != 'OMPI_MCA_rmaps_base_mapping_policy'):
       raise RuntimeError(
-          '%s: %s=%r changes how mpirun places ranks, and the placement '
-          'cannot be known from here.' % (launcher, name, environ[name]))
+          '%s=%r changes how mpirun places ranks, and the placement '
+          'cannot be known from here' % (name, environ[name]))
   policy = environ.get('OMPI_MCA_rmaps_base_mapping_policy', '')
   if launcher == OPEN_MPI_4 and policy.lower() in _OPEN_MPI_MAPPINGS:
     return _OPEN_MPI_MAPPINGS[policy.lower()]
   if launcher == OPEN_MPI_5 and not policy:
     return 'slot'
   raise RuntimeError(
-      '%s: OMPI_MCA_rmaps_base_mapping_policy=%r: only mpirun\'s default '
-      'placement (by slot)%s can be modelled.' %
-      (launcher, policy, ' and --map-by node' if launcher == OPEN_MPI_4 else
+      'OMPI_MCA_rmaps_base_mapping_policy=%r: only mpirun\'s default '
+      'placement (by slot)%s can be modelled' %
+      (policy, ' and --map-by node' if launcher == OPEN_MPI_4 else
        ''))
 
 
@@ -284,15 +280,15 @@ def _own_node(launcher, environ, hostname, nodes):
     name = environ.get('SLURMD_NODENAME')
     if name in nodes:
       return nodes.index(name)
-    raise RuntimeError('%s: SLURMD_NODENAME=%r is none of the job\'s nodes %s'
-                       % (launcher, name, _abbreviate(nodes)))
+    raise RuntimeError('SLURMD_NODENAME=%r is none of the job\'s nodes %s' %
+                       (name, _abbreviate(nodes)))
   for name in (hostname, hostname.split('.', 1)[0]):
     if name in nodes:
       return nodes.index(name)
   raise RuntimeError(
-      '%s: this rank\'s host name %r is none of the job\'s nodes %s, and '
+      'this rank\'s host name %r is none of the job\'s nodes %s, and '
       'mpiexec.hydra tells a rank nothing else of its node (SLURMD_NODENAME '
-      'is mpiexec\'s).' % (launcher, hostname, _abbreviate(nodes)))
+      'is mpiexec\'s)' % (hostname, _abbreviate(nodes)))
 
 
 def _own_facts(launcher, environ):
@@ -348,7 +344,7 @@ def read_launch(environ, hostname):
   try:
     mapping = 'slot' if launcher == HYDRA else _open_mpi_mapping(
         launcher, environ)
-    nodes, slots = _job_slots(launcher, environ)
+    nodes, slots = _job_slots(environ)
     if universe is not None and universe != sum(slots):
       raise RuntimeError(
           'OMPI_UNIVERSE_SIZE=%d (mpirun\'s slots) but the job has %d CPUs '
@@ -362,12 +358,17 @@ def read_launch(environ, hostname):
     place = place_by_node if mapping == 'node' else place_by_slot
     rank_nodes = place(slots, size)
     own_node = _own_node(launcher, environ, hostname, nodes)
-    _check_own_row(rank_nodes, rank, own_node, local_rank, local_size, nodes)
+    model = 'by %s over SLURM_JOB_NODELIST=%r, SLURM_JOB_CPUS_PER_NODE=%r' % (
+        mapping, environ['SLURM_JOB_NODELIST'],
+        environ['SLURM_JOB_CPUS_PER_NODE'])
+    _check_own_row(rank_nodes, rank, own_node, local_rank, local_size, nodes,
+                   model)
+  except ValueError as e:
+    raise ValueError('%s: %s' % (launcher, e)) from None
   except RuntimeError as e:
     raise RuntimeError(
         '%s: cannot place the ranks for sure: %s. Launch with %s.' %
-        (launcher, str(e).replace(launcher + ': ', ''),
-         _srun_line(environ, size))) from None
+        (launcher, e, _srun_line(environ, size))) from None
   used = sorted(set(rank_nodes))
   renumber = {node: index for index, node in enumerate(used)}
   return Launch(
@@ -379,19 +380,20 @@ def read_launch(environ, hostname):
       mapping=mapping)
 
 
-def _check_own_row(rank_nodes, rank, own_node, local_rank, local_size, nodes):
+def _check_own_row(rank_nodes, rank, own_node, local_rank, local_size, nodes,
+                   model):
   """Checks this rank's row of the placement against its own facts."""
   placed = rank_nodes[rank]
   if placed != own_node:
-    raise RuntimeError('rank %d runs on %s, but the model places it on %s' %
-                       (rank, nodes[own_node], nodes[placed]))
+    raise RuntimeError('rank %d runs on %s, but the model (%s) places it on %s'
+                       % (rank, nodes[own_node], model, nodes[placed]))
   model_local = _local_indices(rank_nodes)[rank]
   model_size = rank_nodes.count(placed)
   if (local_rank, local_size) != (model_local, model_size):
     raise RuntimeError(
-        'rank %d is local rank %d of %d on %s, but the model makes it %d of %d'
-        % (rank, local_rank, local_size, nodes[placed], model_local,
-           model_size))
+        'rank %d is local rank %d of %d on %s, but the model (%s) makes it '
+        '%d of %d' % (rank, local_rank, local_size, nodes[placed], model,
+                      model_local, model_size))
 
 
 def check_port_base(launch, port_base):

@@ -126,13 +126,15 @@ class CheckSrunRankTest(absltest.TestCase):
 class PlacementRulesTest(absltest.TestCase):
 
   def testBySlotFillsEachNodeBeforeTheNext(self):
-    self.assertEqual([0, 0, 0, 1, 2], slurm_launcher.place_by_slot([3, 1, 1], 5))
+    self.assertEqual([0, 0, 0, 1, 2],
+                     slurm_launcher.place_by_slot([3, 1, 1], 5))
 
   def testBySlotLeavesLaterNodesEmptyWhenFewerRanks(self):
     self.assertEqual([0, 0], slurm_launcher.place_by_slot([3, 1, 1], 2))
 
   def testByNodeDealsInTurnsSkippingFullNodes(self):
-    self.assertEqual([0, 1, 2, 0, 0], slurm_launcher.place_by_node([3, 1, 1], 5))
+    self.assertEqual([0, 1, 2, 0, 0],
+                     slurm_launcher.place_by_node([3, 1, 1], 5))
 
 
 class ReadLaunchTest(absltest.TestCase):
@@ -171,13 +173,15 @@ class ReadLaunchTest(absltest.TestCase):
     with self.assertRaisesRegex(
         RuntimeError,
         r'mpirun \(Open MPI 4\): cannot place the ranks for sure: rank 3 runs '
-        r'on n11, but the model places it on n10\. Launch with srun -N3 -n5'):
+        r"on n11, but the model \(by slot over SLURM_JOB_NODELIST='n\[9-11\]', "
+        r"SLURM_JOB_CPUS_PER_NODE='3,1\(x2\)'\) places it on n10\. Launch with "
+        r'srun -N3 -n5'):
       slurm_launcher.read_launch(_ompi_env(3, 0, 1, 'n11'), 'n11')
 
   def testOtherLocalRankThanModelledIsRefused(self):
     with self.assertRaisesRegex(
-        RuntimeError, 'rank 1 is local rank 0 of 2 on n9, but the model makes '
-        'it 1 of 3'):
+        RuntimeError, r'rank 1 is local rank 0 of 2 on n9, but the model '
+        r'\(by slot .*\) makes it 1 of 3'):
       slurm_launcher.read_launch(_ompi_env(1, 0, 2, 'n9'), 'n9')
 
   def testUniverseOtherThanTheJobsCpusIsRefused(self):
@@ -233,9 +237,9 @@ class ReadLaunchTest(absltest.TestCase):
 
   def testHydraPerNodeCyclicIsRefusedWhereItDiffers(self):
     # mpiexec.hydra -ppn 1 -n 5: rank 1 on n10; block would put it on n9.
-    with self.assertRaisesRegex(RuntimeError,
-                                'rank 1 runs on n10, but the model places it '
-                                'on n9'):
+    with self.assertRaisesRegex(
+        RuntimeError, r'rank 1 runs on n10, but the model \(.*\) places it '
+        'on n9'):
       slurm_launcher.read_launch(_hydra_env(1, 0, 2), 'n10')
 
   def testMissingLauncherVariableIsNamed(self):
