@@ -19,9 +19,9 @@ _ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 _FOLDER = os.path.join(_ROOT, 'tensorflow', 'python', 'distribute',
                        'cluster_resolver')
 _PACKAGE = 'tensorflow.python.distribute.cluster_resolver'
-_MODULES = ('slurm_hostlist', 'slurm_step', 'slurm_cluster_resolver',
-            'slurm_explain')
-_PURE_MODULES = ('slurm_hostlist', 'slurm_step')
+_MODULES = ('slurm_hostlist', 'slurm_step', 'slurm_launcher',
+            'slurm_cluster_resolver', 'slurm_explain')
+_PURE_MODULES = ('slurm_hostlist', 'slurm_step', 'slurm_launcher')
 # Those and the files of their tests, which need no TensorFlow either.
 _TENSORFLOW_FREE = _PURE_MODULES + ('slurm_test_util', 'slurm_hostlist_test',
                                     'slurm_step_test')

@@ -10,11 +10,12 @@ tensorflow/python/distribute/cluster_resolver/:
   - replaces slurm_cluster_resolver.py and slurm_cluster_resolver_test.py
     with this repository's (their license headers stay TensorFlow's; the
     tool refuses a repository file whose header differs from the tree's);
-  - adds the modules slurm_hostlist.py, slurm_step.py, slurm_explain.py (the
-    command `python -m ...slurm_explain`), the test helpers
-    slurm_test_util.py and slurm_resolver_test_util.py, and the tests
-    slurm_hostlist_test.py, slurm_step_test.py, slurm_explain_test.py and
-    the resolver's tests beside TensorFlow's (slurm_*_test.py: TARGETS);
+  - adds the modules slurm_hostlist.py, slurm_step.py, slurm_launcher.py,
+    slurm_explain.py (the command `python -m ...slurm_explain`), the test
+    helpers slurm_test_util.py and slurm_resolver_test_util.py, and the
+    tests slurm_hostlist_test.py, slurm_step_test.py, slurm_launcher_test.py,
+    slurm_explain_test.py and the resolver's tests beside TensorFlow's
+    (slurm_*_test.py: TARGETS);
   - edits that folder's BUILD: the `deps` of the existing targets
     `slurm_cluster_resolver_py` and `slurm_cluster_resolver_py_test` (the
     tree's rule kinds, attributes and labels stay; labels for imports the
@@ -104,6 +105,7 @@ TARGETS = (
     Target('slurm_cluster_resolver_py', 'library', 'slurm_cluster_resolver.py'),
     Target('slurm_hostlist_py', 'library', 'slurm_hostlist.py'),
     Target('slurm_step_py', 'library', 'slurm_step.py'),
+    Target('slurm_launcher_py', 'library', 'slurm_launcher.py'),
     Target('slurm_explain', 'binary', 'slurm_explain.py'),
     Target('slurm_cluster_resolver_py_test', 'test',
            'slurm_cluster_resolver_test.py'),
@@ -121,6 +123,7 @@ TARGETS = (
            'slurm_extension_points_test.py'),
     Target('slurm_bad_input_test', 'test', 'slurm_bad_input_test.py'),
     Target('slurm_scontrol_test', 'test', 'slurm_scontrol_test.py'),
+    Target('slurm_launcher_py_test', 'test', 'slurm_launcher_test.py'),
     Target('slurm_explain_test', 'test', 'slurm_explain_test.py'),
 )
 # The package's Python files the patch carries, and its test files.

@@ -10,6 +10,7 @@
 #   dev/           fake GPU device files nvidiaN (character devices)
 #   munge/         munge key, socket, seed
 #   state/ spool/  slurmctld state, per-node slurmd spool (spool/<node>)
+#   tmp/           per-node TmpFS (tmp/<node>; srun --mpi=pmix keeps its files there)
 #   log/           daemon logs (*.log) and their stdout/stderr (*.out)
 #   run/           pids   "PID STARTTIME NAME" of every process up.sh started
 #                  netns  the network namespaces up.sh created, one per line

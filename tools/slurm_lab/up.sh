@@ -176,8 +176,8 @@ if [ -n "$(ip -4 route show table all root "$SUBNET" 2>/dev/null)" ]; then
     die "routes inside $SUBNET already exist in this namespace (another lab?); use another SLURM_LAB_NET"
 fi
 [ -z "$(ip -4 -o addr show to "$SUBNET" 2>/dev/null)" ] || die "an interface here has an address in $SUBNET; use another SLURM_LAB_NET"
-rm -rf "${LAB_DIR:?}"/{etc,state,spool,run,log,bin,dev,munge} "$LAB_DIR/env.sh"
-mkdir -p "$LAB_DIR"/{etc,state,spool,run,log,bin,dev,munge}
+rm -rf "${LAB_DIR:?}"/{etc,state,spool,tmp,run,log,bin,dev,munge} "$LAB_DIR/env.sh"
+mkdir -p "$LAB_DIR"/{etc,state,spool,tmp,run,log,bin,dev,munge}
 ip route add unreachable "$SUBNET" || die "could not add the guard route 'unreachable $SUBNET'"
 echo "$SUBNET" > "$LAB_ROUTEFILE"
 for a in "$NET.1" "$NET.5" "$NET.254" $(for n in "${NODES[@]}"; do addr_of "$n"; done); do
@@ -190,7 +190,7 @@ log "guard route 'unreachable $SUBNET' installed and verified ($(elapsed))"
 echo "$SETTINGS" > "$LAB_RUN/settings"
 dd if=/dev/urandom of="$LAB_DIR/munge/munge.key" bs=1024 count=1 status=none
 chmod 700 "$LAB_DIR/munge"; chmod 400 "$LAB_DIR/munge/munge.key"
-for n in "${NODES[@]}"; do mkdir -p "$LAB_DIR/spool/$n"; done
+for n in "${NODES[@]}"; do mkdir -p "$LAB_DIR/spool/$n" "$LAB_DIR/tmp/$n"; done
 for ((i = 0; i < gpu_next; i++)); do
     # like /dev/null (1,3): harmless if anything ever opens one
     mknod -m 666 "$LAB_DIR/dev/nvidia$i" c 1 3
@@ -225,6 +225,8 @@ CredType=cred/munge
 AuthInfo=socket=$LAB_SOCK
 StateSaveLocation=$LAB_DIR/state
 SlurmdSpoolDir=$LAB_DIR/spool/%n
+# per node: srun --mpi=pmix makes its step folders here, and the nodes share /tmp
+TmpFS=$LAB_DIR/tmp/%n
 SlurmctldPidFile=$LAB_RUN/slurmctld.pid
 SlurmdPidFile=$LAB_RUN/slurmd-%n.pid
 SlurmctldLogFile=$LAB_DIR/log/slurmctld.log
