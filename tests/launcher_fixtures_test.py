@@ -23,11 +23,14 @@ agree; where it cannot, the ranks named here refuse.
 """
 
 import os
+from unittest import mock
 
 from absl.testing import absltest
 from absl.testing import parameterized
 
+from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
+from tensorflow.python.distribute.cluster_resolver import slurm_step
 
 _FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures', 'launchers')
 _OPEN_MPI_4 = slurm_launcher.OPEN_MPI_4
@@ -130,6 +133,52 @@ class LauncherFixturesTest(parameterized.TestCase):
       slurm_launcher.check_srun_rank(env, _SRUN[name])
       self.assertIsNone(slurm_launcher.read_launch(env, host))
       self.assertEqual(host, env['SLURMD_NODENAME'])
+
+  def _resolve(self, env, host, **kwargs):
+    """SlurmClusterResolver in a rank's recorded environment and host."""
+    with mock.patch.dict(os.environ, env, clear=True), mock.patch.object(
+        slurm_step.socket, 'gethostname', return_value=host):
+      resolver = slurm_cluster_resolver.SlurmClusterResolver(**kwargs)
+      return resolver, os.environ.get('CUDA_VISIBLE_DEVICES')
+
+  @parameterized.named_parameters((name, name) for name in sorted(_PLACED))
+  def testEveryRankResolvesTheClusterOfTheRealPlacement(self, name):
+    ranks = _ranks(name)
+    workers = ['%s:%d' % (host, 8888 + _launcher_local_rank(env))
+               for env, host in ranks]
+    for rank, (env, host) in enumerate(ranks):
+      with self.subTest(rank=rank):
+        resolver, _ = self._resolve(env, host, auto_set_gpu=False)
+        self.assertEqual({'worker': workers},
+                         resolver.cluster_spec().as_dict())
+        self.assertEqual(('worker', rank), resolver.get_task_info())
+
+  @parameterized.named_parameters(
+      ('_mpirun', 'sbatch-N3-ntpn2-gpus-per-node2-mpirun'),
+      ('_hydra', 'sbatch-N3-ntpn2-gpus-per-node2-hydra'))
+  def testGpusAreDealtByTheLaunchersLocalRank(self, name):
+    # --gpus-per-node=2, two ranks a node: local rank l gets GPU l.
+    for rank, (env, host) in enumerate(_ranks(name)):
+      with self.subTest(rank=rank):
+        resolver, visible = self._resolve(env, host)
+        self.assertEqual(str(_launcher_local_rank(env)), visible)
+        self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+
+  @parameterized.named_parameters(
+      ('_mpirun', 'sbatch-N3-n5-mpirun'), ('_hydra', 'sbatch-N3-n5-hydra'))
+  def testReservedPortsAreRefusedOnEveryRank(self, name):
+    for env, host in _ranks(name):
+      with self.assertRaisesRegex(ValueError,
+                                  r"port_base='reserved' under .*daemon step"):
+        self._resolve(env, host, port_base='reserved')
+
+  @parameterized.named_parameters((name, name) for name in sorted(_REFUSED))
+  def testTheResolverRefusesWhereTheModelCannotPlaceTheRanks(self, name):
+    refusing, message = _REFUSED[name]
+    for rank, (env, host) in enumerate(_ranks(name)):
+      if rank in refusing:
+        with self.assertRaisesRegex(RuntimeError, message):
+          self._resolve(env, host)
 
   def testHydraRanksSeeMpiexecsNodeNameInSbatch(self):
     # Why hydra's ranks are placed by host name: all say n9.

@@ -23,9 +23,9 @@ follow must be refused on every rank. Open MPI talks TCP only on the lab's
 /24 (oob/btl tcp_if_include); every MPI process runs inside the lab's
 namespaces, which have no other network.
 
-The MultiWorkerMirroredStrategy tests at the end wait for the resolver to use
-the launcher model (issue 18): until slurm_cluster_resolver.py imports
-slurm_launcher they are skipped, saying so.
+The MultiWorkerMirroredStrategy tests at the end train 5 workers on the 3
+nodes with SlurmClusterResolver() alone under each launcher: every worker
+trains as one cluster on its real host, with identical weights.
 
 Needs root; run with pytest (the lab is a session fixture in conftest.py):
   .venv/bin/python -m pytest tests/integration/launcher_placement_test.py
@@ -47,25 +47,11 @@ TASK = os.path.join(HERE, 'launcher_task.py')
 TRAIN_MWMS = os.path.join(ROOT, 'examples', 'train_mwms.py')
 MPI_SH = os.path.join(ROOT, 'tools', 'slurm_lab', 'mpi.sh')
 OPEN_MPI_5 = '/var/cache/tfslurm-lab/openmpi-5/bin'
-RESOLVER = os.path.join(ROOT, 'tensorflow', 'python', 'distribute',
-                        'cluster_resolver', 'slurm_cluster_resolver.py')
 # First run: apt-get install of Open MPI, MPICH, libpmix-dev; pip of Open MPI 5.
 MPI_INSTALL_TIMEOUT = 900
 # sbatch -N3 -n5 on n9..n11 (4 CPUs each): Slurm's block layout 3,1,1.
 HOSTS_BY_SLOT = ['n9', 'n9', 'n9', 'n10', 'n11']
 HOSTS_BY_NODE = ['n9', 'n10', 'n11', 'n9', 'n9']
-
-
-def _resolver_reads_launchers():
-  with open(RESOLVER) as f:
-    return 'slurm_launcher' in f.read()
-
-
-WAITS_FOR_INTEGRATION = pytest.mark.skipif(
-    not _resolver_reads_launchers(),
-    reason='waits for the integration of slurm_launcher into '
-    'SlurmClusterResolver (issue 18): the resolver does not read the '
-    'launcher model yet')
 
 
 @pytest.fixture(scope='module')
@@ -210,19 +196,16 @@ class LauncherPlacementTest(absltest.TestCase):
       self.assertEqual(r['workers'], len(hosts), table)
     self.assertLen({r['weights_sha256'] for r in results}, 1, table)
 
-  @WAITS_FOR_INTEGRATION
   def test_mwms_trains_under_mpirun_in_sbatch(self):
     output = self._sbatch('mwms-mpirun', ['-N3', '-n5'], self._train(
         'mpirun --bind-to none -n 5 %s' % self.lab.python), timeout=300)
     self.assertTrainedAsOneCluster(output, HOSTS_BY_SLOT)
 
-  @WAITS_FOR_INTEGRATION
   def test_mwms_trains_under_mpirun_from_salloc(self):
     output = self._salloc('mwms-salloc', self._train(
         'mpirun --bind-to none -n 5 %s' % self.lab.python), timeout=300)
     self.assertTrainedAsOneCluster(output, HOSTS_BY_SLOT)
 
-  @WAITS_FOR_INTEGRATION
   def test_mwms_trains_under_hydra_in_sbatch(self):
     output = self._sbatch('mwms-hydra', ['-N3', '-n5'], self._train(
         'mpiexec.hydra -n 5 %s' % self.lab.python), timeout=300)

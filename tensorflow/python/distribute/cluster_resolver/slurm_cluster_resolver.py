@@ -151,6 +151,11 @@ def _task_jobs(step, jobs, het_jobs):
 def _reserved_ports(step, needed):
   """The ports `srun --resv-ports` reserved, for `needed` tasks a node."""
   reserved = step.reserved_ports
+  if step.launcher is not None:
+    raise ValueError(
+        "port_base='reserved' under %s: SLURM_STEP_RESV_PORTS there are the "
+        "ports of the launcher's daemon step, not of the ranks; pass a port "
+        'number, or launch with srun --resv-ports.' % step.launcher)
   if step.heterogeneous:
     raise RuntimeError(
         "port_base='reserved' cannot work in a heterogeneous step: Slurm "

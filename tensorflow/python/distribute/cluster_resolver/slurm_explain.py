@@ -134,6 +134,7 @@ def _write_summary(environ, step, resolution, out):
   out.write('Variables read:\n')
   for name in sorted(n for n in environ if slurm_step.is_read(n)):
     out.write('  %s=%s\n' % (name, environ[name]))
+  out.write('Launcher: %s\n' % (step.launcher or 'srun'))
   out.write('Nodes, as Slurm numbers them: %s\n' % ' '.join(step.nodes))
   out.write('Tasks per node: %s (%s)\n' % (
       ','.join(map(str, step.tasks_per_node)), step.counts_source))

@@ -394,23 +394,3 @@ def _check_own_row(rank_nodes, rank, own_node, local_rank, local_size, nodes,
         'rank %d is local rank %d of %d on %s, but the model (%s) makes it '
         '%d of %d' % (rank, local_rank, local_size, nodes[placed], model,
                       model_local, model_size))
-
-
-def check_port_base(launch, port_base):
-  """Refuses `port_base='reserved'` under `mpirun` and `mpiexec.hydra`.
-
-  The ports Slurm reserved (`SLURM_STEP_RESV_PORTS`) that a rank sees there
-  are those of the launcher's daemon step, not of a step holding the ranks.
-
-  Args:
-    launch: A `Launch`, or None.
-    port_base: The resolver's `port_base` argument.
-
-  Raises:
-    ValueError: If `launch` is a launch and `port_base` is 'reserved'.
-  """
-  if launch is not None and port_base == 'reserved':
-    raise ValueError(
-        "port_base='reserved' under %s: SLURM_STEP_RESV_PORTS there are the "
-        "ports of the launcher's daemon step, not of the ranks; pass a port "
-        "number, or launch with srun --resv-ports." % launch.launcher)

@@ -270,21 +270,5 @@ class ReadLaunchTest(absltest.TestCase):
       slurm_launcher.read_launch(env, 'n9')
 
 
-class CheckPortBaseTest(absltest.TestCase):
-
-  def testReservedPortsUnderMpirunAreRefused(self):
-    launch = slurm_launcher.read_launch(_ompi_env(0, 0, 3, 'n9'), 'n9')
-    with self.assertRaisesRegex(
-        ValueError, r"port_base='reserved' under mpirun \(Open MPI 4\)"):
-      slurm_launcher.check_port_base(launch, 'reserved')
-
-  def testReservedPortsWithoutALaunchAreLeftToTheStep(self):
-    slurm_launcher.check_port_base(None, 'reserved')
-
-  def testAPortNumberUnderMpirunIsKept(self):
-    launch = slurm_launcher.read_launch(_ompi_env(0, 0, 3, 'n9'), 'n9')
-    slurm_launcher.check_port_base(launch, 8888)
-
-
 if __name__ == '__main__':
   absltest.main()

@@ -30,10 +30,12 @@ import dataclasses
 import functools
 import os
 import re
+import socket
 import stat
 from typing import Mapping, Optional, Tuple
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 
 # The variables a step is read from; `<n>` stands for a heterogeneous job
 # component's number (0, 1, ...).
@@ -46,7 +48,14 @@ VARIABLES = (
     'SLURMD_NODENAME', 'SLURM_NODEID', 'SLURM_LOCALID', 'SLURM_GTIDS',
     'CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL', 'SLURM_STEP_GPUS',
     'SLURM_JOB_GPUS', 'SLURM_GPUS_ON_NODE', 'SLURM_GPUS', 'SLURMD_TRES_BIND',
-    'SLURM_STEP_RESV_PORTS', 'SLURM_JOB_ID', 'SLURM_STEP_ID')
+    'SLURM_STEP_RESV_PORTS', 'SLURM_JOB_ID', 'SLURM_STEP_ID',
+    # MPI launchers (slurm_launcher).
+    'SLURM_JOB_CPUS_PER_NODE', 'SLURM_JOB_NUM_NODES', 'OMPI_COMM_WORLD_RANK',
+    'OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK',
+    'OMPI_COMM_WORLD_LOCAL_SIZE', 'OMPI_UNIVERSE_SIZE',
+    'OMPI_MCA_orte_hnp_uri', 'OMPI_MCA_rmaps_base_mapping_policy',
+    'PRTE_LAUNCHED', 'PMI_RANK', 'PMI_SIZE', 'PMI_JOBID', 'MPI_LOCALRANKID',
+    'MPI_LOCALNRANKS', 'PMIX_RANK', 'PMIX_NAMESPACE')
 _VARIABLE_RE = re.compile('|'.join(
     re.escape(name).replace('<n>', '[0-9]+') for name in VARIABLES))
 
@@ -185,6 +194,8 @@ class SlurmStep:
     reserved_ports: The ports Slurm reserved for the step on every node
       (`srun --resv-ports`: `SLURM_STEP_RESV_PORTS`), or None.
     job_step: (`SLURM_JOB_ID`, `SLURM_STEP_ID`) as ints, 0 where unset.
+    launcher: The MPI launcher that placed the ranks (`mpirun`,
+      `mpiexec.hydra`: `slurm_launcher`), or None for srun.
   """
   nodes: Tuple[str, ...]
   tasks_per_node: Tuple[int, ...]
@@ -195,6 +206,7 @@ class SlurmStep:
   counts_source: str = ''
   reserved_ports: Optional[Tuple[int, ...]] = None
   job_step: Tuple[int, int] = (0, 0)
+  launcher: Optional[str] = None
 
   @property
   def num_tasks(self):
@@ -997,24 +1009,69 @@ def _check_distinct(nodes, variables, environ):
                     repeated))
 
 
+def _job_id(environ):
+  return parse_int('SLURM_JOB_ID', environ.get('SLURM_JOB_ID', '0'), 0,
+                   _MAX_ID)
+
+
+def _launch_step(environ, launch, tasks_per_node):
+  """The step of the ranks an MPI launcher placed (`slurm_launcher`)."""
+  counts = [launch.rank_nodes.count(node) for node in range(len(launch.nodes))]
+  source = '%s by %s over SLURM_JOB_NODELIST=%r' % (
+      launch.launcher, launch.mapping, environ.get('SLURM_JOB_NODELIST'))
+  if tasks_per_node is not None and _counts_from_argument(
+      tasks_per_node, launch.nodes, environ.get('SLURM_JOB_NODELIST'),
+      _JOB_VARIABLES) != counts:
+    raise RuntimeError('tasks_per_node=%r, but %s places %s ranks on nodes %s'
+                       % (tasks_per_node, launch.launcher, counts,
+                          list(launch.nodes)))
+  return SlurmStep(
+      nodes=launch.nodes,
+      tasks_per_node=tuple(counts),
+      places=tuple(zip(launch.rank_nodes, launch.local_indices)),
+      task_index=launch.rank,
+      gpus=read_gpus(environ),
+      counts_source=source,
+      # The ranks see the step ids of different daemons (or the batch
+      # script's): only the job's id is the same in all of them.
+      job_step=(_job_id(environ), 0),
+      launcher=launch.launcher)
+
+
 def read_step(environ,
               tasks_per_node=None,
-              expand=slurm_hostlist.expand_hostlist):
+              expand=slurm_hostlist.expand_hostlist,
+              hostname=None):
   """Builds the model of this task's Slurm step from its environment.
+
+  Under `mpirun` or `mpiexec.hydra` the ranks are those the launcher placed
+  on the job's nodes (`slurm_launcher.read_launch`); under `srun` (with
+  `--mpi=pmi2|pmix` too) they are the step's.
 
   Args:
     environ: The environment, e.g. `os.environ`.
     tasks_per_node: The user's override: None, an int, or a dict host ->
       count.
     expand: The hostlist expander.
+    hostname: This machine's host name (default `socket.gethostname()`),
+      which alone tells a rank its node under `mpiexec.hydra`.
 
   Returns:
     A `SlurmStep`.
 
   Raises:
-    RuntimeError: If variables are missing or contradict each other.
+    RuntimeError: If variables are missing or contradict each other, or a
+      launcher's placement cannot be known for sure.
     ValueError: If a variable is malformed.
   """
+  launcher = slurm_launcher.detect_launcher(environ)
+  if launcher in (slurm_launcher.SRUN_PMI2, slurm_launcher.SRUN_PMIX):
+    slurm_launcher.check_srun_rank(environ, launcher)
+  elif launcher is not None:
+    return _launch_step(
+        environ,
+        slurm_launcher.read_launch(environ, hostname or socket.gethostname()),
+        tasks_per_node)
   variables = (_STEP_VARIABLES if 'SLURM_STEP_NODELIST' in environ or
                'SLURM_STEP_TASKS_PER_NODE' in environ else _JOB_VARIABLES)
   _require(environ, 'SLURM_PROCID',
@@ -1047,9 +1104,9 @@ def read_step(environ,
       node_components=node_components,
       counts_source=counts_source,
       reserved_ports=reserved_ports,
-      job_step=tuple(
-          parse_int(name, environ.get(name, '0'), 0, _MAX_ID)
-          for name in ('SLURM_JOB_ID', 'SLURM_STEP_ID')))
+      job_step=(_job_id(environ),
+                parse_int('SLURM_STEP_ID', environ.get('SLURM_STEP_ID', '0'),
+                          0, _MAX_ID)))
   _check_against_task(environ, step, variables)
   return step
 
