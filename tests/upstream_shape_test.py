@@ -76,7 +76,7 @@ class UpstreamShapeTest(absltest.TestCase):
     section = guide[guide.index('Variables read ('):
                     guide.index('Bad input and limits')]
     self.assertEqual(sorted(slurm_step.VARIABLES),
-                     sorted(set(re.findall(r'`([A-Z][A-Z0-9_]*(?:<n>)?)`',
+                     sorted(set(re.findall(r'`([A-Z][A-Za-z0-9_]*(?:<n>)?)`',
                                            section))))
 
   def testRepositoryCarriesTheApacheLicense(self):
