@@ -12,6 +12,7 @@ says so once: checked on a stand-in TensorFlow of another version.
 import inspect
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -23,13 +24,19 @@ from tf_slurm_resolver import overlay
 
 # The repository root, found from this file (in Bazel, its runfiles copy).
 _REPO_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
-_RESOLVER = 'tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver'
-_HOSTLIST = 'tensorflow.python.distribute.cluster_resolver.slurm_hostlist'
+_PACKAGE = 'tensorflow.python.distribute.cluster_resolver'
+_RESOLVER = _PACKAGE + '.slurm_cluster_resolver'
+_HOSTLIST = _PACKAGE + '.slurm_hostlist'
 _REPO_MODULE = os.path.join(_REPO_ROOT, *_RESOLVER.split('.')) + '.py'
 
 
 def _real(path):
   return os.path.realpath(path)
+
+
+def _write(path, text):
+  with open(path, 'w', encoding='utf-8') as f:
+    f.write(text)
 
 
 class OverlayTest(absltest.TestCase):
@@ -59,10 +66,13 @@ class OverlayTest(absltest.TestCase):
                         _real(os.path.join(_REPO_ROOT, 'tensorflow')))
 
   def testServesThisCheckoutsTree(self):
-    self.assertEqual(_real(overlay.ROOT), _real(_REPO_ROOT))
+    # Files, not folders: Bazel's runfiles link each file to the checkout's.
+    served = os.path.join(overlay.ROOT, *_RESOLVER.split('.')) + '.py'
+    self.assertEqual(_real(served), _real(_REPO_MODULE))
 
   def testInstalledTensorFlowIsTestedAndPinned(self):
-    with open(os.path.join(_REPO_ROOT, 'requirements.txt')) as f:
+    with open(os.path.join(_REPO_ROOT, 'requirements.txt'),
+              encoding='utf-8') as f:
       pin = re.search(r'^tensorflow(?:-cpu)?==(\S+)$', f.read(), re.M).group(1)
     self.assertTrue(overlay.is_tested(pin), pin)
     self.assertEqual(overlay.tensorflow_version(), pin)
@@ -121,25 +131,19 @@ class UntestedTensorFlowTest(absltest.TestCase):
                          ('tensorflow/python', ''),
                          ('tensorflow/python/distribute', ''),
                          ('tensorflow/python/distribute/cluster_resolver', '')):
-      with open(os.path.join(site, folder, '__init__.py'), 'w') as f:
-        f.write(text)
-    with open(os.path.join(package, 'slurm_cluster_resolver.py'), 'w') as f:
-      f.write('WHO = "stand-in TensorFlow 2.20.0"\n')
+      _write(os.path.join(site, folder, '__init__.py'), text)
+    _write(os.path.join(package, 'slurm_cluster_resolver.py'),
+           'WHO = "stand-in TensorFlow 2.20.0"\n')
     info = os.path.join(site, 'tensorflow-2.20.0.dist-info')
     os.mkdir(info)
-    with open(os.path.join(info, 'METADATA'), 'w') as f:
-      f.write('Metadata-Version: 2.1\nName: tensorflow\nVersion: 2.20.0\n')
-    with open(os.path.join(info, 'top_level.txt'), 'w') as f:
-      f.write('tensorflow\n')
+    _write(os.path.join(info, 'METADATA'),
+           'Metadata-Version: 2.1\nName: tensorflow\nVersion: 2.20.0\n')
+    _write(os.path.join(info, 'top_level.txt'), 'tensorflow\n')
     # This checkout's package, as the editable install puts it on the path,
     # and its .pth.
-    with open(os.path.join(site, 'checkout.pth'), 'w') as f:
-      f.write(_real(os.path.join(_REPO_ROOT, 'pip_package')) + '\n')
-    with open(os.path.join(_REPO_ROOT, 'pip_package',
-                           'tf_slurm_resolver.pth')) as f:
-      pth = f.read()
-    with open(os.path.join(site, 'tf_slurm_resolver.pth'), 'w') as f:
-      f.write(pth)
+    pip_package = _real(os.path.join(_REPO_ROOT, 'pip_package'))
+    _write(os.path.join(site, 'checkout.pth'), pip_package + '\n')
+    shutil.copy(os.path.join(pip_package, 'tf_slurm_resolver.pth'), site)
 
   def testTensorFlowKeepsItsResolverAndIsToldOnce(self):
     env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}

@@ -1,22 +1,17 @@
 """API goldens of SlurmClusterResolver, in TensorFlow 2.21's own format.
 
-TensorFlow guards its public API with golden files: one text-format
-`TFAPIObject` proto per public symbol under
-`tensorflow/tools/api/golden/{v1,v2}/`. The goldens of
-`tf.distribute.cluster_resolver.SlurmClusterResolver` are kept here at the
-same paths, so that any change of the class's public surface shows up in
-review, and so that the patch (tools/make_tf_patch.py) replaces TensorFlow's.
+TensorFlow guards its public API with one text-format `TFAPIObject` proto per
+public symbol under `tensorflow/tools/api/golden/{v1,v2}/`. The class's are
+kept here at the same paths, so that a change of its public surface shows in
+review, and the patch (tools/make_tf_patch.py) replaces TensorFlow's.
 
-    .venv/bin/python tools/api_golden.py           # check
-    .venv/bin/python tools/api_golden.py --update  # regenerate
+    .venv/bin/python tools/api_golden.py [--update]   # check [regenerate]
 
-A golden lists what TensorFlow's generator lists (facts of its format, not
-its code): the class's method resolution order up to and including the first
-class from outside TensorFlow, then, by name, every public attribute
-(`member`, with its type) and every public routine and `__init__`
-(`member_method`, with the argspec string of the old `inspect.getargspec`).
-Builtin types are spelled as TensorFlow 2.21's goldens spell them, the
-Python 2 way (`<type 'property'>`).
+A golden lists (facts of the format, not TensorFlow's code) the class's MRO
+up to the first class from outside TensorFlow, then by name every public
+attribute (`member`, with its type) and routine (`member_method`, with the
+argspec string of the old `inspect.getargspec`), builtin types spelled the
+Python 2 way (`<type 'property'>`) as TensorFlow 2.21's goldens do.
 """
 
 import argparse
@@ -24,6 +19,7 @@ import difflib
 import inspect
 import json
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -59,18 +55,11 @@ def type_name(text):
 
 def _quote(text):
   """Quotes a string as protobuf's text format does (C escapes, octal)."""
-  escapes = {'\n': '\\n', '\r': '\\r', '\t': '\\t', '"': '\\"', "'": "\\'",
-             '\\': '\\\\'}
-  out = []
-  for byte in text.encode('utf-8'):
-    char = chr(byte)
-    if char in escapes:
-      out.append(escapes[char])
-    elif 0x20 <= byte < 0x7f:
-      out.append(char)
-    else:
-      out.append('\\%03o' % byte)
-  return '"%s"' % ''.join(out)
+  escapes = {'\n': '\\n', '\r': '\\r', '\t': '\\t', '"': '\\"',
+             "'": "\\'", '\\': '\\\\'}
+  return '"%s"' % ''.join(
+      escapes.get(chr(b)) or (chr(b) if 0x20 <= b < 0x7f else '\\%03o' % b)
+      for b in text.encode('utf-8'))
 
 
 def argspec(function):
@@ -83,8 +72,9 @@ def argspec(function):
                                                  spec.varkw)
   if not spec.defaults:
     return text + 'defaults=None'
-  defaults = [str(v).split(' at 0x')[0] + (' instance>' if ' at 0x' in str(v)
-                                            else '') for v in spec.defaults]
+  # No addresses in goldens: '<object at 0x..>' is '<object instance>'.
+  defaults = [re.sub(r' at 0x[0-9a-f]+>$', ' instance>', str(v))
+              for v in spec.defaults]
   return text + 'defaults=%s, ' % defaults
 
 
@@ -137,13 +127,11 @@ def compare(root=ROOT):
                        'installed (tools/setup.sh)?' % (SYMBOL, source, root))
   stale = []
   for path, text in sorted(generate().items()):
-    try:
+    stored = None
+    if os.path.exists(os.path.join(root, path)):
       with open(os.path.join(root, path), encoding='utf-8') as f:
         stored = f.read()
-    except FileNotFoundError:
-      stored = None
-    if stored != text:
-      stale.append((path, stored, text))
+    stale += [(path, stored, text)] if stored != text else []
   return stale
 
 
@@ -153,9 +141,9 @@ def describe(stale):
     return 'API goldens match the class.\n'
   out = []
   for path, stored, text in stale:
-    out += difflib.unified_diff((stored or '').splitlines(True),
-                                text.splitlines(True), 'a/' + path + ' (stored)',
-                                'b/' + path + ' (from the class)')
+    out += difflib.unified_diff(
+        (stored or '').splitlines(True), text.splitlines(True),
+        'a/%s (stored)' % path, 'b/%s (from the class)' % path)
   out.append('\nThe public API of SlurmClusterResolver differs from its '
              'goldens. If that is intended, regenerate them with\n    %s\n'
              'and commit them with the change.\n' % REGENERATE_COMMAND)
@@ -163,7 +151,8 @@ def describe(stale):
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser = argparse.ArgumentParser(
+      description=__doc__.split('\n', maxsplit=1)[0])
   parser.add_argument('--update', action='store_true',
                       help='write the goldens from the class')
   parser.add_argument('--print-json', action='store_true',

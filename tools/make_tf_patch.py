@@ -1,33 +1,25 @@
 """Makes the patch that puts this repository's resolver into a TensorFlow tree.
 
     .venv/bin/python tools/make_tf_patch.py --tf-version 2.21 \\
-        --tf-tree ~/src/tensorflow --out slurm.patch
-    cd ~/src/tensorflow && git apply slurm.patch    # or: patch -p1 < slurm.patch
+        --tf-tree ~/src/tensorflow --out slurm.patch   # or --check
+    cd ~/src/tensorflow && git apply slurm.patch  # or: patch -p1 < slurm.patch
 
-The tool copies the files the patch touches from the TensorFlow tree (with
-`--tf-tree`; without it, from a tree rebuilt from the installed pip
-TensorFlow, `pip_tree()`) into a scratch git repository, commits them, writes
-the repository's versions over them, and `git diff` is the patch:
-  - in tensorflow/python/distribute/cluster_resolver/: every slurm_*.py file
-    of this repository (the modules, the explain command, the tests and
-    their helper) and README_Slurm.md; the license headers of the files the
-    tree has must stay as the tree has them;
-  - in that folder's BUILD: the repository's slurm_* targets, as they are
-    written in its own BUILD, each in the place of the tree's target of that
-    name or after the previous one; the loads they need; and
-    ":slurm_explain_lib" in the deps of `cluster_resolver_lib`, through which
-    TensorFlow's pip package takes the folder's modules (WHEEL_TARGET);
-  - the v1 and v2 API goldens of the class (tools/api_golden.py);
-  - RELEASE.md: tools/tf_release_note.md under a new heading for the release
-    after the one patched (the patched one has shipped), at the top.
+The files the patch touches are copied from the tree (`--tf-tree`; else from
+a tree rebuilt from pip TensorFlow, `pip_tree`) into a scratch git
+repository; `patched_files` are written over them and `git diff` is the
+patch: every slurm_*.py file of the package and README_Slurm.md (the tree's
+license headers must stay); in the package's BUILD, the repository's slurm_*
+targets as its own BUILD writes them (`splice_build`) and WHEEL_DEP in the
+deps of WHEEL_TARGET, which TensorFlow's pip package takes; the v1 and v2 API
+goldens; and tools/tf_release_note.md in RELEASE.md under a new heading for
+the release after the patched one, which has shipped.
 
-`--check` applies the patch to two such scratch trees, with `git apply` and
-with `patch -p1`, checks that they end up the same, then runs every carried
-test file of the patched tree over pip TensorFlow, the tree's modules served
-by the overlay, with nothing of this repository on the import path
-(`run_carried_tests`). Pip ships no test file, README_Slurm.md or RELEASE.md,
-so a patch made from pip adds them as new files (notes say so): for a real
-checkout, make it with --tf-tree.
+`--check` applies the patch to two scratch trees, with `git apply` and with
+`patch -p1`, compares them, and runs every carried test file of the patched
+tree over pip TensorFlow, the tree's modules served by the overlay, with
+nothing of this repository on the import path (`run_carried_tests`). Pip
+ships no test file, README_Slurm.md or RELEASE.md: a patch made from pip adds
+the first two as new files (notes say so); for a checkout use --tf-tree.
 """
 
 import argparse
@@ -61,18 +53,16 @@ WHEEL_TARGET = 'cluster_resolver_lib'
 WHEEL_DEP = ':slurm_explain_lib'
 RELEASES = ('2.21',)  # Releases the patch is made for (major.minor).
 
-# The Slurm targets of TensorFlow 2.21's cluster_resolver/BUILD and the
-# target of the package's __init__.py, for a tree rebuilt from pip.
+# For a tree rebuilt from pip: the loads, the Slurm library and the target
+# of the package's __init__.py of TensorFlow 2.21's cluster_resolver/BUILD
+# (pip has no test file, so no test target).
 _PIP_BUILD = '''\
 load("//tensorflow:strict.default.bzl", "py_strict_library")
 load("//tensorflow:tensorflow.default.bzl", "tf_py_strict_test")
 
 py_strict_library(
     name = "cluster_resolver_lib",
-    srcs = [
-        "__init__.py",
-    ],
-    visibility = ["//visibility:public"],
+    srcs = ["__init__.py"],
     deps = [
         ":base_cluster_resolver_py",
         ":slurm_cluster_resolver_py",
@@ -86,19 +76,6 @@ py_strict_library(
         ":base_cluster_resolver_py",
         "//tensorflow/python/training:server_lib",
         "//tensorflow/python/util:tf_export",
-    ],
-)
-
-tf_py_strict_test(
-    name = "slurm_cluster_resolver_py_test",
-    size = "small",
-    srcs = ["slurm_cluster_resolver_test.py"],
-    main = "slurm_cluster_resolver_test.py",
-    tags = [],
-    deps = [
-        ":slurm_cluster_resolver_py",
-        "//tensorflow/python/platform:client_testlib",
-        "//tensorflow/python/training:server_lib",
     ],
 )
 '''
@@ -132,25 +109,16 @@ def repo_files(root=ROOT):
   return {p: _read(root, p) for p in paths}
 
 
-def carried_tests(files):
-  return sorted(p for p in files if p.startswith(PACKAGE + '/slurm_') and
-                p.endswith('_test.py'))
-
-
-def _version_of(tree):
-  text = _read(tree, 'tensorflow/tf_version.bzl') or ''
-  match = re.search(r'^TF_VERSION = "([^"]+)"', text, re.M)
-  return match and match.group(1)
-
-
 def _of_release(version, release):
-  return version == release or version.startswith(release + '.')
+  return bool(version) and (version + '.').startswith(release + '.')
 
 
 def tree_files(tree, release, paths):
   """The files at `paths` of a TensorFlow checkout of `release`, by path."""
-  version = _version_of(tree)
-  if not version or not _of_release(version, release):
+  version = re.findall(r'^TF_VERSION = "([^"]+)"', _read(
+      tree, 'tensorflow/tf_version.bzl') or '', re.M)
+  version = version and version[0]
+  if not _of_release(version, release):
     raise PatchError('%s is TensorFlow %s, not %s' % (tree, version, release))
   files = {p: _read(tree, p) for p in paths + ['tensorflow/tf_version.bzl']}
   crlf = [p for p, text in files.items() if text and '\r\n' in text]
@@ -177,14 +145,16 @@ def _bare_python(folder, overlay_root=None):
   if overlay_root:
     shutil.copy(os.path.join(ROOT, OVERLAY), os.path.join(site, 'overlay.py'))
     lines.append('import overlay; overlay.install(%r)' % overlay_root)
-  with open(os.path.join(site, 'tensorflow_beside.pth'), 'w') as f:
+  with open(os.path.join(site, 'tensorflow_beside.pth'), 'w',
+            encoding='utf-8') as f:
     f.write('\n'.join(lines) + '\n')
   return python
 
 
 def _quiet_env(**extra):
   env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
-  env.update(TF_CPP_MIN_LOG_LEVEL='3', **extra)
+  # No __pycache__ in the trees either.
+  env.update(TF_CPP_MIN_LOG_LEVEL='3', PYTHONDONTWRITEBYTECODE='1', **extra)
   return env
 
 
@@ -215,11 +185,6 @@ def pip_tree(release):
   return files
 
 
-# ------------------------------------------------------------------------------
-# BUILD and RELEASE.md.
-# ------------------------------------------------------------------------------
-
-
 def _parts(build):
   """The file as [(rule name or None, text)]: rules and what lies between."""
   parts, pos = [], 0
@@ -233,8 +198,8 @@ def _parts(build):
 
 def _loads(build):
   """{.bzl file: (its load statement, the symbols loaded)}."""
-  return {m.group(1): (m.group(0), re.findall(r'"([^"]+)"', m.group(2)))
-          for m in re.finditer(r'^load\(\s*"([^"]+)",([^)]*)\)', build, re.M)}
+  return {m.group(1): (m.group(0), re.findall(r'"([^"]+)"', m.group(0)))
+          for m in re.finditer(r'^load\(\s*"([^"]+)",[^)]*\)', build, re.M)}
 
 
 def splice_build(tree_build, repo_build):
@@ -277,12 +242,12 @@ def splice_build(tree_build, repo_build):
     if bzl not in theirs:
       raise PatchError('%s does not load %s' % (BUILD, bzl))
     old, loaded = theirs[bzl]
-    merged = sorted(set(loaded) | set(symbols))
+    merged = [bzl] + sorted(set(loaded[1:]) | set(symbols[1:]))
     if merged != loaded:
       if '\n' in old:
-        new = 'load(\n%s)' % ''.join('    "%s",\n' % s for s in [bzl] + merged)
+        new = 'load(\n%s)' % ''.join('    "%s",\n' % x for x in merged)
       else:
-        new = 'load(%s)' % ', '.join('"%s"' % s for s in [bzl] + merged)
+        new = 'load(%s)' % ', '.join('"%s"' % x for x in merged)
       build = build.replace(old, new, 1)
   return build
 
@@ -312,24 +277,23 @@ def insert_release_note(release_md, note, release):
   return '%s\n## TensorFlow\n\n%s\n%s' % (heading, note, release_md)
 
 
-# ------------------------------------------------------------------------------
-# The patch.
-# ------------------------------------------------------------------------------
-
-
 def _header(text):
   """A file's license header: its lines up to the first '# ====' line."""
   return text and text.split('\n# ====', 1)[0]
 
 
-def write_tree(files, tree):
-  """Writes `files` (None: absent) under `tree`, a new git repository."""
+def _write(tree, files):
   for relpath, text in files.items():
     if text is not None:
       os.makedirs(os.path.dirname(os.path.join(tree, relpath)), exist_ok=True)
       with open(os.path.join(tree, relpath), 'w', encoding='utf-8',
                 newline='') as f:
         f.write(text)
+
+
+def write_tree(files, tree):
+  """Writes `files` (None: absent) under `tree`, a new git repository."""
+  _write(tree, files)
   _git(tree, 'init', '-q')
   _git(tree, 'add', '-A')
   _git(tree, 'commit', '-q', '--allow-empty', '-m', 'base')
@@ -345,22 +309,17 @@ def patched_files(release, base, root=ROOT):
                        'the tree\'s; TensorFlow\'s must stay' % relpath)
   new = dict(repo)
   new[BUILD] = splice_build(base[BUILD], _read(root, BUILD))
-  notes = ['%s: the package\'s modules reach TensorFlow\'s pip package '
-           'through %s (//tensorflow:tensorflow_py reaches it through '
-           '//tensorflow/python/distribute:strategy_combinations), so %s is '
-           'added to its deps: `python -m tensorflow.python.distribute.'
-           'cluster_resolver.slurm_explain` works in a wheel built from the '
-           'tree' % (BUILD, WHEEL_TARGET, WHEEL_DEP)]
-  note = _read(root, RELEASE_NOTE)
+  notes = ['%s: %s is added to the deps of %s, which TensorFlow\'s pip package '
+           'takes (through //tensorflow/python/distribute:strategy_combinations'
+           '), so that the explain command is in the wheel' %
+           (BUILD, WHEEL_DEP, WHEEL_TARGET)]
   if base.get(RELEASE_NOTES) is None:
-    notes.append('the tree has no %s: the release note is left out' %
-                 RELEASE_NOTES)
+    notes.append('the tree has no %s: no release note' % RELEASE_NOTES)
   else:
-    new[RELEASE_NOTES] = insert_release_note(base[RELEASE_NOTES], note,
-                                             release)
-    notes.append('%s: the note went under a new "# Release %s" at the top '
-                 '(%s has shipped)' % (RELEASE_NOTES, next_release(release),
-                                       release))
+    new[RELEASE_NOTES] = insert_release_note(
+        base[RELEASE_NOTES], _read(root, RELEASE_NOTE), release)
+    notes.append('%s: the note is under a new "# Release %s" (%s has '
+                 'shipped)' % (RELEASE_NOTES, next_release(release), release))
   notes += ['the tree has no %s: the patch adds it' % p for p in (TEST, README)
             if base.get(p) is None]
   return new, notes
@@ -371,10 +330,7 @@ def make_patch(release, base, description, root=ROOT):
   new, notes = patched_files(release, base, root)
   with tempfile.TemporaryDirectory() as tree:
     write_tree(base, tree)
-    for relpath, text in new.items():
-      os.makedirs(os.path.dirname(os.path.join(tree, relpath)), exist_ok=True)
-      with open(os.path.join(tree, relpath), 'w', encoding='utf-8') as f:
-        f.write(text)
+    _write(tree, new)
     _git(tree, 'add', '-A')
     diff = _git(tree, 'diff', '--cached', '--no-color', '--no-ext-diff',
                 '--no-renames')
@@ -383,11 +339,6 @@ def make_patch(release, base, description, root=ROOT):
             'Apply at the root of the tree: git apply FILE (or patch -p1 < '
             'FILE).', '', 'Notes:'] + ['  * ' + n for n in notes]
   return '\n'.join(header) + '\n\n' + diff, notes
-
-
-# ------------------------------------------------------------------------------
-# The check.
-# ------------------------------------------------------------------------------
 
 
 def git_apply(tree, patch, check_only=False):
@@ -413,17 +364,12 @@ def patch_p1(tree, patch):
 
 
 def differing_files(tree_a, tree_b):
-  """The paths whose content differs, or that only one tree has."""
-  def contents(tree):
-    out = {}
-    for folder, dirs, names in os.walk(tree):
-      dirs[:] = [d for d in dirs if d != '.git']
-      for name in names:
-        with open(os.path.join(folder, name), 'rb') as f:
-          out[os.path.relpath(os.path.join(folder, name), tree)] = f.read()
-    return out
-  a, b = contents(tree_a), contents(tree_b)
-  return sorted(p for p in set(a) | set(b) if a.get(p) != b.get(p))
+  """What `diff -rq` reports between two trees (.git left out)."""
+  result = subprocess.run(['diff', '-rq', '-x', '.git', tree_a, tree_b],
+                          capture_output=True, text=True, check=False)
+  if result.returncode > 1:
+    raise PatchError('diff failed: ' + result.stderr)
+  return result.stdout.splitlines()
 
 
 # Run in the patched tree's Python: every named test module, with unittest,
@@ -452,13 +398,10 @@ print('CARRIED-TESTS ' + json.dumps(report))
 def run_carried_tests(tree, timeout=1200):
   """Runs every slurm_*_test.py of a patched tree against its modules.
 
-  Returns:
-    {'source': the file of TensorFlow's SlurmClusterResolver, 'v1_is_v2',
-    'tests': {module: {'file', 'run', 'failures', 'errors', 'skipped'}}}.
-
-  Raises:
-    PatchError: if a test fails, a file runs no test, or a module or the
-      class comes from outside `tree`.
+  Returns {'source': the file of tf's SlurmClusterResolver, 'v1_is_v2',
+  'tests': {module: {'file', 'run', 'failures', 'errors', 'skipped'}}}.
+  Raises PatchError if a test fails, a file runs no test, or a test module
+  or the class comes from outside `tree`.
   """
   tree = os.path.realpath(tree)
   names = sorted(n[:-3] for n in os.listdir(os.path.join(tree, PACKAGE))
@@ -467,8 +410,8 @@ def run_carried_tests(tree, timeout=1200):
   with tempfile.TemporaryDirectory() as scratch:
     python = _bare_python(os.path.join(scratch, 'venv'), overlay_root=tree)
     result = subprocess.run(
-        [python, '-c', _RUN_TESTS] + modules, cwd=scratch, env=_quiet_env(
-            TEST_TMPDIR=scratch, PYTHONDONTWRITEBYTECODE='1'),
+        [python, '-c', _RUN_TESTS] + modules, cwd=scratch,
+        env=_quiet_env(TEST_TMPDIR=scratch),
         capture_output=True, text=True, check=False, timeout=timeout)
   lines = [l for l in result.stdout.splitlines() if l.startswith('CARRIED-')]
   if result.returncode or not lines:
@@ -480,8 +423,8 @@ def run_carried_tests(tree, timeout=1200):
               if c['failures'] or c['errors']]
   problems += ['%s ran no test' % n for n, c in report['tests'].items()
                if not c['run']]
-  problems += ['%s is not from the tree' % f for f in
-               [report['source']] + [c['file'] for c in report['tests'].values()]
+  files = [report['source']] + [c['file'] for c in report['tests'].values()]
+  problems += ['%s is not from the tree' % f for f in files
                if not os.path.realpath(f).startswith(tree + os.sep)]
   if not report['v1_is_v2']:
     problems.append('tf.compat.v1 has another SlurmClusterResolver')
@@ -524,7 +467,8 @@ def check(release, tf_tree=None, root=ROOT, out=sys.stdout):
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser = argparse.ArgumentParser(
+      description=__doc__.split('\n', maxsplit=1)[0])
   parser.add_argument('--tf-version', required=True, choices=RELEASES)
   parser.add_argument('--tf-tree', help='a TensorFlow checkout of that '
                       'release (default: a tree rebuilt from pip TensorFlow)')
@@ -542,8 +486,7 @@ def main(argv=None):
   except PatchError as e:
     sys.stderr.write('error: %s\n' % e)
     return 1
-  for note in notes:
-    sys.stderr.write('note: %s\n' % note)
+  sys.stderr.write(''.join('note: %s\n' % n for n in notes))
   if args.out:
     with open(args.out, 'w', encoding='utf-8') as f:
       f.write(patch)

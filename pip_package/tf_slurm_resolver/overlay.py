@@ -29,8 +29,8 @@ Over any other, the finder serves nothing, so TensorFlow keeps its own
 resolver, and says so once on stderr.
 """
 
-import importlib.abc
-import importlib.metadata
+# Imported at every Python start-up (the .pth): only light modules here;
+# importlib.metadata only when TensorFlow asks for a served module.
 import importlib.util
 import os
 import sys
@@ -49,8 +49,9 @@ ROOT = next((d for d in (_PACKAGE_DIR,
 
 def tensorflow_version():
   """The version of the installed TensorFlow distribution, or None."""
-  names = importlib.metadata.packages_distributions().get('tensorflow')
-  return importlib.metadata.version(names[0]) if names else None
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  names = metadata.packages_distributions().get('tensorflow')
+  return metadata.version(names[0]) if names else None
 
 
 def is_tested(version):
@@ -59,8 +60,8 @@ def is_tested(version):
       version == r or version.startswith(r + '.') for r in TESTED_RELEASES)
 
 
-class _OverlayFinder(importlib.abc.MetaPathFinder):
-  """Finds `tensorflow.*` modules among the files under `root`."""
+class _OverlayFinder:
+  """A `sys.meta_path` finder of `tensorflow.*` modules under `root`."""
 
   def __init__(self, root, version_of_tensorflow=tensorflow_version):
     self.root = root

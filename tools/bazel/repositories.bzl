@@ -96,10 +96,16 @@ stub_repository = repository_rule(
     attrs = {
         "kind": attr.string(
             mandatory = True,
-            values = ["absl_py", "rules_cc", "rules_java", "remote_coverage_tools"],
+            values = [
+                "absl_py",
+                "rules_cc",
+                "rules_java",
+                "remote_coverage_tools",
+            ],
         ),
     },
-    doc = "A local stand-in for @absl_py, @rules_cc, @rules_java or @remote_coverage_tools.",
+    doc = "A local stand-in for @absl_py, @rules_cc, @rules_java or " +
+          "@remote_coverage_tools.",
 )
 
 _ABSL_BUILD = """\

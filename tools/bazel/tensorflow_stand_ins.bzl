@@ -17,7 +17,11 @@ libraries, since their modules come from pip TensorFlow.
 _OVERLAY = "//:tf_slurm_resolver"
 
 # Attributes of TensorFlow's test macros that native py_test lacks.
-_TF_ONLY_TEST_ATTRIBUTES = ("grpc_enabled", "xla_enabled", "xla_enable_strict_auto_jit")
+_TF_ONLY_TEST_ATTRIBUTES = (
+    "grpc_enabled",
+    "xla_enabled",
+    "xla_enable_strict_auto_jit",
+)
 
 def _with_overlay(kwargs):
     kwargs["deps"] = kwargs.get("deps", []) + [_OVERLAY]
