@@ -155,9 +155,10 @@ class PatchedPipTreeTest(absltest.TestCase):
     python = mtp._bare_python(os.path.join(self.scratch, 'explain-venv'),
                               overlay_root=tree)
     result = subprocess.run(
-        [python, '-c', 'import runpy, sys, %s as m; print("FILE", m.__file__);'
-         ' sys.argv = ["x", "--help"]; runpy.run_module(%r, run_name='
-         '"__main__")' % (_EXPLAIN, _EXPLAIN)], capture_output=True,
+        [python, '-c', 'import os, runpy, sys, %s as m; print("FILE", '
+         'os.path.realpath(m.__file__)); sys.argv = ["x", "--help"]; '
+         'runpy.run_module(%r, run_name="__main__")' % (_EXPLAIN, _EXPLAIN)],
+        capture_output=True,
         text=True, env=mtp._quiet_env(), cwd=self.scratch, timeout=300,
         check=False)
     self.assertEqual(result.returncode, 0, result.stderr[-3000:])

@@ -48,7 +48,7 @@ README = PACKAGE + '/README_Slurm.md'
 RELEASE_NOTES = 'RELEASE.md'
 RELEASE_NOTE = 'tools/tf_release_note.md'  # This repository's entry there.
 GOLDENS = tuple(sorted(api_golden.GOLDENS.values()))
-OVERLAY = 'pip_package/tf_slurm_resolver/overlay.py'
+OVERLAY = 'pip_package'  # The overlay's package and its .pth.
 WHEEL_TARGET = 'cluster_resolver_lib'
 WHEEL_DEP = ':slurm_explain_lib'
 RELEASES = ('2.21',)  # Releases the patch is made for (major.minor).
@@ -131,23 +131,28 @@ def tree_files(tree, release, paths):
 def _bare_python(folder, overlay_root=None):
   """A Python whose site-packages are this one's, without their .pth files.
 
-  So neither this repository's overlay nor anything else started from a
-  .pth runs in it; with `overlay_root`, a copy of the overlay serves
-  `tensorflow.*` from that tree. Processes it starts use it too.
+  So nothing started from a .pth there (this checkout's overlay) runs in it.
+  With `overlay_root`, the overlay's package is installed in it as a wheel
+  would be, with its `.pth`, serving the `tensorflow/` of that tree.
+  Processes it starts use it too.
   """
-  subprocess.run([sys.executable, '-m', 'venv', '--without-pip', folder],
-                 check=True, capture_output=True, timeout=120)
+  subprocess.run(
+      [sys.executable, '-m', 'venv', '--clear', '--without-pip', folder],
+      check=True, capture_output=True, timeout=120)
   python = os.path.join(folder, 'bin', 'python')
   site = subprocess.run(
       [python, '-c', 'import sysconfig; print(sysconfig.get_path("purelib"))'],
       check=True, capture_output=True, text=True).stdout.strip()
-  lines = [sysconfig.get_path('purelib')]
-  if overlay_root:
-    shutil.copy(os.path.join(ROOT, OVERLAY), os.path.join(site, 'overlay.py'))
-    lines.append('import overlay; overlay.install(%r)' % overlay_root)
   with open(os.path.join(site, 'tensorflow_beside.pth'), 'w',
             encoding='utf-8') as f:
-    f.write('\n'.join(lines) + '\n')
+    f.write(sysconfig.get_path('purelib') + '\n')
+  if overlay_root:
+    package = os.path.join(site, 'tf_slurm_resolver')
+    shutil.copytree(os.path.join(ROOT, OVERLAY, 'tf_slurm_resolver'), package,
+                    ignore=shutil.ignore_patterns('__pycache__'))
+    os.symlink(os.path.join(overlay_root, 'tensorflow'),
+               os.path.join(package, 'tensorflow'))
+    shutil.copy(os.path.join(ROOT, OVERLAY, 'tf_slurm_resolver.pth'), site)
   return python
 
 
@@ -375,12 +380,13 @@ def differing_files(tree_a, tree_b):
 # Run in the patched tree's Python: every named test module, with unittest,
 # after a look at the resolver TensorFlow publishes.
 _RUN_TESTS = r'''
-import importlib, inspect, json, sys, unittest
+import importlib, inspect, json, os.path, sys, unittest
 from absl import flags
 import tensorflow as tf
 flags.FLAGS.mark_as_parsed()  # As absltest.main() would, for its helpers.
 cls = tf.distribute.cluster_resolver.SlurmClusterResolver
-report = {'source': inspect.getsourcefile(cls), 'v1_is_v2': cls is
+real = os.path.realpath
+report = {'source': real(inspect.getsourcefile(cls)), 'v1_is_v2': cls is
           tf.compat.v1.distribute.cluster_resolver.SlurmClusterResolver,
           'tests': {}}
 for name in sys.argv[1:]:
@@ -388,7 +394,7 @@ for name in sys.argv[1:]:
   suite = unittest.defaultTestLoader.loadTestsFromModule(module)
   result = unittest.TextTestRunner(stream=sys.stderr).run(suite)
   report['tests'][name] = {
-      'file': module.__file__, 'run': result.testsRun,
+      'file': real(module.__file__), 'run': result.testsRun,
       'failures': len(result.failures), 'errors': len(result.errors),
       'skipped': len(result.skipped)}
 print('CARRIED-TESTS ' + json.dumps(report))
