@@ -1,11 +1,10 @@
-"""pytest set-up: the TensorFlow overlay, and absl flags for absltest files."""
+"""pytest set-up: absl flags for absltest files.
+
+(The overlay that serves this repository's modules is switched on by the
+`.pth` of the editable install in .venv: see tools/setup.sh.)
+"""
 
 from absl import flags
-
-import tf_overlay
-
-# Before any test module imports tensorflow (see tf_overlay.py).
-tf_overlay.install()
 
 # absltest.main() is not run under pytest; its helpers (create_tempdir, ...)
 # need the flags marked as parsed.

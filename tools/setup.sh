@@ -4,7 +4,10 @@
 #      slurm-client (Slurm 22.05), if `scontrol` is missing: the hostlist
 #      test compares the grammar with `scontrol show hostnames`;
 #   2. .venv from requirements.txt (+ requirements-nodeps.txt, without their
-#      dependencies), if missing or if either changed.
+#      dependencies), if missing or if either changed;
+#   3. this checkout installed into .venv in development mode (`pip install
+#      -e`): the package's .pth switches the overlay on in every .venv Python
+#      (pytest, Bazel's tests, tools), serving this checkout's tensorflow/.
 # Usable from any clone location and any cwd.
 set -euo pipefail
 
@@ -39,4 +42,15 @@ if [[ ! -x .venv/bin/python3 || "$(cat "${stamp}" 2>/dev/null)" != "${want}" ]];
   timeout 900 .venv/bin/python3 -m pip install -q --no-deps \
     -r requirements-nodeps.txt
   echo "${want}" > "${stamp}"
+fi
+
+# 3. The editable install, redone if it serves another checkout (a copied
+#    .venv) or is missing. pip_package/tf_slurm_resolver.pth is the one switch.
+site="$(.venv/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+if [[ ! -f "${site}/tf_slurm_resolver.pth" ||
+      "$(cat "${site}"/__editable__.tf_slurm_resolver-*.pth 2>/dev/null)" \
+        != "${root}/pip_package" ]]; then
+  echo "== pip install -e . (the overlay's .pth, serving ${root})"
+  timeout 300 .venv/bin/python3 -m pip install -q --no-deps \
+    --no-build-isolation --no-index -e .
 fi

@@ -16,14 +16,16 @@
 
 `pip install` of the repository (or of its wheel) into an environment that
 has TensorFlow 2.21 installs this package and `tf_slurm_resolver.pth` beside
-it in site-packages. Built by the repository's `setup.py`, the package holds
-a copy of the repository's `tf_overlay.py` (`tf_slurm_resolver.tf_overlay`)
-and of its `tensorflow/**.py` modules (under `tf_slurm_resolver/tensorflow/`,
-a plain folder: `import tensorflow` still finds pip TensorFlow). The `.pth`
-line runs `tf_slurm_resolver._startup` when Python starts, before any program
-can import TensorFlow; it puts the overlay's finder first on `sys.meta_path`,
-so TensorFlow's own start-up loads the resolver from here and
-`tf.distribute.cluster_resolver.SlurmClusterResolver` is this one. Nothing is
-written into TensorFlow's folders: `pip uninstall tf-slurm-resolver` restores
-TensorFlow's resolver.
+it in site-packages; `pip install -e` of the repository (tools/setup.sh does
+so into .venv) installs the same `.pth` and serves the repository's files
+themselves. A wheel holds a copy of the repository's `tensorflow/**.py`
+modules under `tf_slurm_resolver/tensorflow/` (a plain folder: `import
+tensorflow` still finds pip TensorFlow). The `.pth` line runs
+`tf_slurm_resolver._startup` when Python starts, before any program can
+import TensorFlow; it installs `tf_slurm_resolver.overlay`, whose finder,
+first on `sys.meta_path`, makes TensorFlow's own start-up load the resolver
+from here, so that `tf.distribute.cluster_resolver.SlurmClusterResolver` is
+this one (over the TensorFlow releases it is tested with:
+`overlay.TESTED_RELEASES`). Nothing is written into TensorFlow's folders:
+`pip uninstall tf-slurm-resolver` restores TensorFlow's resolver.
 """

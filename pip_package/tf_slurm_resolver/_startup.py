@@ -23,8 +23,8 @@ import sys
 
 def _install():
   try:
-    from tf_slurm_resolver import tf_overlay  # pylint: disable=g-import-not-at-top
-    tf_overlay.install()
+    from tf_slurm_resolver import overlay  # pylint: disable=g-import-not-at-top
+    overlay.install()
   except Exception as e:  # pylint: disable=broad-except
     sys.stderr.write('tf_slurm_resolver: TensorFlow keeps its own '
                      'SlurmClusterResolver: %s: %s\n' % (type(e).__name__, e))

@@ -3,7 +3,9 @@
 Bazel 4 wants @rules_cc and @rules_java for toolchain resolution even in a
 pure Python build, and @remote_coverage_tools for every test, and declares all
 three as downloads. `stub_repository` writes local stand-ins that only forward
-to Bazel's native rules (or fail clearly, for coverage).
+to Bazel's native rules (or fail clearly, for coverage). It also writes
+@absl_py, whose targets TensorFlow's BUILD files name for absl: empty
+libraries, since absl comes from .venv.
 
 `venv_python_repository` writes the interpreter of the Python toolchain in
 //tools/bazel: a script running this checkout's .venv/bin/python3.
@@ -67,6 +69,13 @@ exit 1
 
 def _stub_repository_impl(ctx):
     ctx.file("WORKSPACE", "workspace(name = \"%s\")\n" % ctx.name)
+    if ctx.attr.kind == "absl_py":
+        ctx.file("BUILD", "")
+        for pkg, names in _ABSL_TARGETS.items():
+            ctx.file(pkg + "/BUILD", _ABSL_BUILD.format(
+                names = ", ".join(['"%s"' % n for n in names]),
+            ))
+        return
     if ctx.attr.kind == "remote_coverage_tools":
         ctx.file("BUILD", _COVERAGE_BUILD)
         ctx.file("fail.sh", _COVERAGE_FAIL_SH, executable = True)
@@ -87,11 +96,32 @@ stub_repository = repository_rule(
     attrs = {
         "kind": attr.string(
             mandatory = True,
-            values = ["rules_cc", "rules_java", "remote_coverage_tools"],
+            values = [
+                "absl_py",
+                "rules_cc",
+                "rules_java",
+                "remote_coverage_tools",
+            ],
         ),
     },
-    doc = "A local stand-in for @rules_cc, @rules_java or @remote_coverage_tools.",
+    doc = "A local stand-in for @absl_py, @rules_cc, @rules_java or " +
+          "@remote_coverage_tools.",
 )
+
+_ABSL_BUILD = """\
+# Stand-in for @absl_py: absl itself comes from .venv.
+package(default_visibility = ["//visibility:public"])
+
+[py_library(name = n) for n in [{names}]]
+"""
+
+# Package of @absl_py -> the targets TensorFlow's BUILD files name there.
+_ABSL_TARGETS = {
+    "absl": ["app"],
+    "absl/flags": ["flags"],
+    "absl/logging": ["logging"],
+    "absl/testing": ["absltest", "parameterized"],
+}
 
 _VENV_PYTHON3 = """\
 #!/bin/sh

@@ -1,0 +1,123 @@
+# Copyright 2026 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Serves the repository's `tensorflow.*` modules in place of pip TensorFlow's.
+
+The repository holds only the files the patch changes, laid out as in the
+TensorFlow tree and with no `__init__.py` (an empty `tensorflow/__init__.py`
+would hide pip TensorFlow). `install()` puts a finder first on
+`sys.meta_path` that serves any `tensorflow.*` module whose `.py` file exists
+under ROOT from that file; every other module falls through to pip
+TensorFlow. It must run before `tensorflow` is first imported, since
+TensorFlow's own start-up imports `cluster_resolver/slurm_cluster_resolver.py`
+and copies its names into `tf.distribute.cluster_resolver`: the package's
+`.pth` file runs it when Python starts (see setup.py).
+
+The modules are tested over the TensorFlow releases in TESTED_RELEASES only.
+Over any other, the finder serves nothing, so TensorFlow keeps its own
+resolver, and says so once on stderr.
+"""
+
+# Imported at every Python start-up (the .pth): only light modules here;
+# importlib.metadata only when TensorFlow asks for a served module.
+import importlib.util
+import os
+import sys
+
+# TensorFlow releases (major.minor) the modules are tested with; the pin of
+# requirements.txt is one of them (tests/overlay_test.py checks).
+TESTED_RELEASES = ('2.21',)
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The folder holding the `tensorflow/` tree served: in a wheel, the copy
+# beside this file; in a development (editable) install, the repository.
+ROOT = next((d for d in (_PACKAGE_DIR,
+                         os.path.dirname(os.path.dirname(_PACKAGE_DIR)))
+             if os.path.isdir(os.path.join(d, 'tensorflow'))), None)
+
+
+def tensorflow_version():
+  """The version of the installed TensorFlow distribution, or None."""
+  from importlib import metadata  # pylint: disable=g-import-not-at-top
+  names = metadata.packages_distributions().get('tensorflow')
+  return metadata.version(names[0]) if names else None
+
+
+def is_tested(version):
+  """Whether `version` ('2.21.0') is of a release in TESTED_RELEASES."""
+  return version is not None and any(
+      version == r or version.startswith(r + '.') for r in TESTED_RELEASES)
+
+
+class _OverlayFinder:
+  """A `sys.meta_path` finder of `tensorflow.*` modules under `root`."""
+
+  def __init__(self, root, version_of_tensorflow=tensorflow_version):
+    self.root = root
+    self._version_of_tensorflow = version_of_tensorflow
+    self._serving = None  # Decided when the first module is asked for.
+    # Module name -> file, for every .py file under <root>/tensorflow. The
+    # tree is small; scanning it once spares a stat per TensorFlow import.
+    self.modules = {}
+    for dirpath, _, filenames in os.walk(os.path.join(root, 'tensorflow')):
+      package = os.path.relpath(dirpath, root).replace(os.sep, '.')
+      for filename in filenames:
+        if filename.endswith('.py'):
+          self.modules[package + '.' + filename[:-3]] = os.path.join(
+              dirpath, filename)
+
+  def serving(self):
+    """Whether the finder serves its modules: TensorFlow's release is tested.
+
+    Decided once; the first time over an untested release, says so on stderr.
+    """
+    if self._serving is None:
+      version = self._version_of_tensorflow()
+      self._serving = is_tested(version)
+      if not self._serving:
+        sys.stderr.write(
+            'tf_slurm_resolver: TensorFlow %s is not a release this '
+            'SlurmClusterResolver is tested with (%s): TensorFlow keeps its '
+            'own.\n' % (version or '(version unknown)',
+                        ', '.join(TESTED_RELEASES)))
+    return self._serving
+
+  def find_spec(self, fullname, path=None, target=None):
+    del path, target  # Unused: the name alone decides.
+    filename = self.modules.get(fullname)
+    if filename is None or not self.serving():
+      return None
+    return importlib.util.spec_from_file_location(fullname, filename)
+
+
+def install(root=None):
+  """Puts the overlay finder first on `sys.meta_path`; idempotent.
+
+  Args:
+    root: the folder holding the `tensorflow/` tree to serve (default: ROOT).
+
+  Raises:
+    RuntimeError: if `tensorflow` was imported before, or there is no tree.
+  """
+  if any(isinstance(f, _OverlayFinder) for f in sys.meta_path):
+    return
+  root = root or ROOT
+  if root is None or not os.path.isdir(os.path.join(root, 'tensorflow')):
+    raise RuntimeError('no tensorflow/ folder to serve beside %s' %
+                       _PACKAGE_DIR)
+  if 'tensorflow' in sys.modules:
+    raise RuntimeError(
+        'tensorflow was imported before the overlay was installed: the '
+        'repository\'s modules would not replace pip TensorFlow\'s.')
+  sys.meta_path.insert(0, _OverlayFinder(root))
