@@ -22,41 +22,32 @@ that refuse malformed or oversized input before allocating anything large.
 a cross-check.
 """
 
+import functools
 import itertools
 import os
 import re
 import subprocess
 
+# The most names one list may expand to. Slurm sets no total, but no step has
+# more nodes (or tasks) than this.
+MAX_HOSTS = 1024 * 1024
+# How long a command run to learn about the node may take.
+SUBPROCESS_TIMEOUT_SECS = 30
 # Slurm refuses a bracket range (`LO-HI`) of more hosts than this, and a
 # bracket group other than the last of more hosts in all (_MAX_RANGE and
 # MAX_PREFIX_CNT in Slurm's src/common/hostlist.{c,h}).
 _MAX_RANGE = 64 * 1024
-# The most names one expression may expand to. Slurm sets no total, but no
-# step has more nodes (or tasks) than this; larger results are refused before
-# anything is allocated.
-_MAX_HOSTS = 1024 * 1024
-_BRACKET_RE = re.compile(r'[\[\]]')
-# An item of a hostlist whose brackets are balanced: text up to a separator
-# (a comma, space, tab or newline), with bracket groups that may hold
-# separators.
-_HOSTLIST_ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]|\[[^\]]*\])+')
-_RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
-# A bracket body that is a comma list of such ranges, and a hostlist whose
-# brackets are balanced and not nested: each checked at once, the part-by-
-# part checks that name the culprit run only when these fail.
-_BODY_RE = re.compile(r'[0-9]+(?:-[0-9]*)?(?:,[0-9]+(?:-[0-9]*)?)*')
-_BALANCED_RE = re.compile(r'[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*')
 # Slurm reads range bounds as unsigned 64-bit numbers.
 _MAX_RANGE_BOUND = 2**64 - 1
-# `_numbered_names` writes a number as a head and one of these tails...
-_TAIL_DIGITS = 3
-_TAIL_BLOCK = 10**_TAIL_DIGITS
-_TAILS = tuple('%0*d' % (_TAIL_DIGITS, tail) for tail in range(_TAIL_BLOCK))
-# ... in ranges of at least this many numbers; `_group_names` formats the
-# numbers of shorter ones one by one.
-_SHORT_RANGE = 16
+_BRACKET_RE = re.compile(r'[\[\]]')
+# An item of a hostlist: text up to a separator (a comma, space, tab or
+# newline), with bracket groups that may hold separators; or a bracket that
+# opens no such group or closes none.
+_ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]|\[[^\[\]]*\])+|[\[\]]')
+# A bracket group; splitting an item at them gives its texts and bodies.
+_GROUP_RE = re.compile(r'\[([^\]]*)\]')
+_RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
 _TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
-_SUBPROCESS_TIMEOUT_SECS = 30
 # Where scontrol finds slurm.conf when SLURM_CONF is not set: the usual
 # install locations, and the copy slurmd keeps in configless mode. Without
 # any, scontrol looks for a controller in DNS, which can take long to fail.
@@ -64,198 +55,140 @@ _SLURM_CONF_PATHS = ('/etc/slurm/slurm.conf', '/etc/slurm-llnl/slurm.conf',
                      '/usr/local/etc/slurm.conf', '/run/slurm/conf/slurm.conf')
 
 
-def _split_hostlist(hostlist):
-  """Splits a hostlist at separators outside brackets; drops empty items."""
-  if _BALANCED_RE.fullmatch(hostlist):
-    return _HOSTLIST_ITEM_RE.findall(hostlist)
-  depth = 0
+def abbreviate(items, most=8):
+  """Shows a list, or its first `most` items and how many there are."""
+  if len(items) <= most:
+    return repr(list(items))
+  return '%r... (%d in all)' % (list(items[:most]), len(items))
+
+
+def _bracket_error(hostlist):
+  """Says where a "[" is not closed by a "]" before the next "[", or why."""
+  is_open = False
   for bracket in _BRACKET_RE.finditer(hostlist):
-    if bracket.group() == '[':
-      if depth:
-        raise ValueError('Invalid hostlist %r: nested "[" at position %d' %
-                         (hostlist, bracket.start()))
-      depth = 1
-    else:
-      if not depth:
-        raise ValueError('Invalid hostlist %r: "]" without "[" at position %d'
-                         % (hostlist, bracket.start()))
-      depth = 0
-  if depth:
-    raise ValueError('Invalid hostlist %r: "[" without "]"' % hostlist)
-  return _HOSTLIST_ITEM_RE.findall(hostlist)
+    if bracket.group() == '[' and is_open:
+      return 'nested "[" at position %d' % bracket.start()
+    if bracket.group() == ']' and not is_open:
+      return '"]" without "[" at position %d' % bracket.start()
+    is_open = not is_open
+  return '"[" without "]"'
 
 
-def _ranges(hostlist, body):
-  """Yields (low text, lo, hi) for every range of a bracket body, checked.
+def _parse_ranges(body):
+  """Parses a bracket body such as `01-03,7`.
 
-  Args:
-    hostlist: The whole expression, for error messages.
-    body: The text between the brackets, e.g. `01-03,7`.
+  Returns:
+    (ranges, size): the ranges as (width, lo, hi) triples, and their number
+    of hosts.
 
   Raises:
     ValueError: If a range is malformed, goes down, ends above 2**64-1 or has
       more than `_MAX_RANGE` hosts.
   """
-  if not _BODY_RE.fullmatch(body):
-    for part in body.split(','):
-      if not _RANGE_RE.fullmatch(part):
-        raise ValueError(
-            'Invalid hostlist %r: bad range %r in "[%s]"; expected N or LO-HI '
-            'with decimal digits' % (hostlist, part, body))
+  ranges = []
+  size = 0
   for part in body.split(','):
-    low, _, high = part.partition('-')
+    match = _RANGE_RE.fullmatch(part)
+    if not match:
+      raise ValueError('bad range %r in "[%s]"; expected N or LO-HI with '
+                       'decimal digits' % (part, body))
+    low, high = match.groups()
     lo = int(low)
     hi = int(high) if high else lo  # Slurm: `3-` is 3.
     if hi > _MAX_RANGE_BOUND:
-      raise ValueError('Invalid hostlist %r: %d in range %r is above 2**64-1' %
-                       (hostlist, hi, part))
+      raise ValueError('%d in range %r is above 2**64-1' % (hi, part))
     if lo > hi:
-      raise ValueError('Invalid hostlist %r: range %r goes down (%d > %d)' %
-                       (hostlist, part, lo, hi))
+      raise ValueError('range %r goes down (%d > %d)' % (part, lo, hi))
     if hi - lo + 1 > _MAX_RANGE:
-      raise ValueError(
-          'Invalid hostlist %r: range %r has %d hosts, more than Slurm\'s '
-          'limit of %d per range' % (hostlist, part, hi - lo + 1, _MAX_RANGE))
-    yield low, lo, hi
+      raise ValueError('range %r has %d hosts, more than Slurm\'s limit of %d '
+                       'per range' % (part, hi - lo + 1, _MAX_RANGE))
+    ranges.append((len(low), lo, hi))
+    size += hi - lo + 1
+  return tuple(ranges), size
 
 
-def parse_ranges(hostlist, body):
-  """Parses a bracket body such as `01-03,7` into (lo, hi, width) triples."""
-  return [(lo, hi, len(low)) for low, lo, hi in _ranges(hostlist, body)]
+def _parse_item(item, parse_ranges):
+  """Parses one item; checks Slurm's limits on its bracket groups.
 
-
-def _split_item(hostlist, item):
-  """Splits one item into its literal texts and its bracket bodies.
+  Args:
+    item: The item, e.g. `rack1-n[01-16]`.
+    parse_ranges: `_parse_ranges`, or a memoized copy of it.
 
   Returns:
-    (texts, bodies): len(texts) == len(bodies) + 1; the names are
-    texts[0] + b0 + texts[1] + b1 + ... + texts[-1] for every choice of a
-    number from each bracket body (see `_expand_item` for their order).
+    (texts, groups, count): the names are texts[0] + a number of groups[0] +
+    texts[1] + ... + texts[-1] for every choice of numbers (see `_names`),
+    each group a tuple of (width, lo, hi) ranges; count is their number, or
+    MAX_HOSTS + 1 if larger.
   """
-  prefix, _, rest = item.partition('[')
-  body, _, suffix = rest.partition(']')
-  if '[' not in suffix and body:
-    return [prefix, suffix], [body]
-  texts = []
-  bodies = []
-  position = 0
-  while True:
-    open_at = item.find('[', position)
-    if open_at < 0:
-      texts.append(item[position:])
-      return texts, bodies
-    close_at = item.index(']', open_at)  # _split_hostlist checked the balance.
-    body = item[open_at + 1:close_at]
-    if not body:
-      raise ValueError('Invalid hostlist %r: empty brackets in %r' %
-                       (hostlist, item))
-    texts.append(item[position:open_at])
-    bodies.append(body)
-    position = close_at + 1
+  parts = _GROUP_RE.split(item)
+  bodies = parts[1::2]
+  if not all(bodies):
+    raise ValueError('empty brackets in %r' % item)
+  groups = []
+  count = 1
+  for i, body in enumerate(bodies, 1):
+    ranges, size = parse_ranges(body)
+    if i < len(bodies) and size > _MAX_RANGE:
+      raise ValueError('bracket group %d has %d hosts, more than Slurm\'s '
+                       'limit of %d for a group before the last' %
+                       (i, size, _MAX_RANGE))
+    groups.append(ranges)
+    count = min(count * size, MAX_HOSTS + 1)
+  return tuple(parts[::2]), tuple(groups), count
 
 
-def _item_size(hostlist, item, body_sizes):
-  """Counts the names of an item; checks Slurm's limits on its brackets.
+def _parse(hostlist):
+  """Parses a hostlist into its items as (texts, groups); checks its size."""
+  items = _ITEM_RE.findall(hostlist)
+  if '[' in items or ']' in items:
+    raise ValueError(_bracket_error(hostlist))
+  # Each distinct bracket body is parsed once: node lists in several items
+  # repeat the same few (`r1[1-2],r2[1-2],...`).
+  parse_ranges = functools.lru_cache(maxsize=None)(_parse_ranges)
+  parsed = []
+  total = 0
+  for item in items:
+    texts, groups, count = _parse_item(item, parse_ranges)
+    total += count
+    if total > MAX_HOSTS:
+      raise ValueError('expands to more than %d hosts' % MAX_HOSTS)
+    # Tuples: once checked, Python's collector stops tracking tuples of
+    # strings and numbers, so that thousands of parsed items do not make it
+    # walk every object of the process (TensorFlow's included).
+    parsed.append((texts, groups))
+  return parsed
 
-  Args:
-    hostlist: The whole expression, for error messages.
-    item: One item of it that holds brackets.
-    body_sizes: Bracket body -> its number of names, for the bodies counted
-      so far; updated.
+
+def _numbers(ranges):
+  """The numbers of a bracket group, zero-padded to their low bound's width."""
+  return [str(number).zfill(width)
+          for width, lo, hi in ranges for number in range(lo, hi + 1)]
+
+
+def _scontrol_order(groups):
+  """Groups from the slowest to the fastest varying in scontrol's output.
+
+  The last varies fastest; the others, nested around it, from the first
+  (fastest) to the next-to-last (slowest): `x[1-2]y[3-4]z[5-6]` gives x1y3z5
+  x1y3z6 x2y3z5 ... With two groups this is row-major order. Applied twice,
+  it gives back the groups in their order.
   """
-  _, bodies = _split_item(hostlist, item)
-  size = 1
-  for i, body in enumerate(bodies):
-    body_size = body_sizes.get(body)
-    if body_size is None:
-      body_size = sum(hi - lo + 1 for _, lo, hi in _ranges(hostlist, body))
-      body_sizes[body] = body_size
-    if i < len(bodies) - 1 and body_size > _MAX_RANGE:
-      raise ValueError(
-          'Invalid hostlist %r: bracket group %d has %d hosts, more than '
-          'Slurm\'s limit of %d for a group before the last' %
-          (hostlist, i + 1, body_size, _MAX_RANGE))
-    size *= body_size
-  return size
+  return groups[-2::-1] + groups[-1:]
 
 
-def _numbered_names(prefix, lo, hi, width, suffix):
-  """Returns `prefix + '%0*d' % (width, n) + suffix` for n from lo to hi.
-
-  A number is written as its head `n // 1000`, zero-padded to `width - 3`,
-  and a three-digit tail from `_TAILS`: a whole block of 1,000 names then
-  costs one head and a concatenation per name, not a number formatting per
-  name. Numbers below 1000 are formatted one by one unless `width` pads them
-  beyond three digits.
-
-  Args:
-    prefix: The text before the number.
-    lo: The first number.
-    hi: The last number.
-    width: The width to zero-pad numbers to.
-    suffix: The text after the number.
-  """
-  formatted_end = _TAIL_BLOCK if width <= _TAIL_DIGITS else 0
-  names = ['%s%0*d%s' % (prefix, width, number, suffix)
-           for number in range(lo, min(hi + 1, formatted_end))]
-  for head in range(max(lo, formatted_end) // _TAIL_BLOCK,
-                    hi // _TAIL_BLOCK + 1):
-    start = head * _TAIL_BLOCK
-    tails = _TAILS[max(lo - start, 0):min(hi - start, _TAIL_BLOCK - 1) + 1]
-    if suffix:
-      tails = [tail + suffix for tail in tails]
-    head_text = '%s%0*d' % (prefix, max(width - _TAIL_DIGITS, 0), head)
-    names += [head_text + tail for tail in tails]
-  return names
-
-
-def _group_names(hostlist, prefix, body, suffix=''):
-  """Returns `prefix + number + suffix` for every number of a bracket body.
-
-  Args:
-    hostlist: The whole expression, for error messages.
-    prefix: The text before the number.
-    body: The text between the brackets.
-    suffix: The text after the number.
-  """
-  names = []
-  for low, lo, hi in _ranges(hostlist, body):
-    if lo == hi:
-      names.append(prefix + low + suffix)  # The number as written.
-    elif hi - lo < _SHORT_RANGE:
-      names += ['%s%0*d%s' % (prefix, len(low), number, suffix)
-                for number in range(lo, hi + 1)]
-    else:
-      names += _numbered_names(prefix, lo, hi, len(low), suffix)
-  return names
-
-
-def _expand_item(hostlist, item):
-  """Expands one item in the order `scontrol show hostnames` prints.
-
-  The last bracket varies fastest; the others, nested around it, vary from
-  the first (fastest) to the next-to-last (slowest). For two brackets this is
-  plain row-major order: `r[1-2]n[1-2]` gives r1n1 r1n2 r2n1 r2n2.
-
-  Args:
-    hostlist: The whole expression, for error messages.
-    item: One item of it that holds brackets.
-
-  Returns:
-    The list of names.
-  """
-  texts, bodies = _split_item(hostlist, item)
-  if len(bodies) == 1:
+def _names(texts, groups):
+  """Expands one parsed item in the order `scontrol show hostnames` prints."""
+  if not groups:
+    return texts
+  if len(groups) == 1:
     prefix, suffix = texts
-    return _group_names(hostlist, prefix, bodies[0], suffix)
-  values = [_group_names(hostlist, '', body) for body in bodies]
-  order = list(range(len(bodies) - 2, -1, -1)) + [len(bodies) - 1]
-  names = []
-  for combination in itertools.product(*(values[i] for i in order)):
-    chosen = dict(zip(order, combination))
-    names.append(''.join(texts[i] + chosen[i] for i in range(len(bodies))) +
-                 texts[-1])
-  return names
+    return [prefix + str(number).zfill(width) + suffix
+            for width, lo, hi in groups[0] for number in range(lo, hi + 1)]
+  numbers = _scontrol_order([_numbers(ranges) for ranges in groups])
+  return [
+      ''.join(itertools.chain(*zip(texts, _scontrol_order(choice)))) +
+      texts[-1] for choice in itertools.product(*numbers)
+  ]
 
 
 def expand_hostlist(hostlist):
@@ -280,44 +213,20 @@ def expand_hostlist(hostlist):
 
   Raises:
     ValueError: If the expression is malformed (unbalanced, nested or empty
-      brackets, non-digits or a descending range in brackets), a range has more
-      than `_MAX_RANGE` hosts, or the whole list more than `_MAX_HOSTS`. Nothing
-      large is allocated before these checks.
+      brackets, non-digits or a descending range in brackets), a range or a
+      group before the last has more than `_MAX_RANGE` hosts, or the whole
+      list more than `MAX_HOSTS`. Nothing large is allocated before these
+      checks.
   """
   if not isinstance(hostlist, str):
     raise ValueError('Invalid hostlist %r: expected a string' % (hostlist,))
-  items = _split_hostlist(hostlist)
-  # Every item is checked and counted before any is expanded. The parsed
-  # items are not kept for the second pass: thousands of small objects that
-  # outlive a pass would make Python's garbage collector walk all objects of
-  # the process (TensorFlow's included), which costs more than parsing twice.
-  total = 0
-  body_sizes = {}
-  for item in items:
-    if '[' in item:
-      total += _item_size(hostlist, item, body_sizes)
-    else:
-      total += 1
-    if total > _MAX_HOSTS:
-      raise ValueError('Invalid hostlist %r: expands to more than %d hosts' %
-                       (hostlist, _MAX_HOSTS))
+  try:
+    parsed = _parse(hostlist)
+  except ValueError as e:
+    raise ValueError('Invalid hostlist %r: %s' % (hostlist, e)) from None
   hosts = []
-  # The numbers of short bracket bodies, formatted once per body: fragmented
-  # node lists repeat the same few bodies (`r1[1-2],r2[1-2],...`).
-  body_numbers = {}
-  for item in items:
-    if '[' not in item:
-      hosts.append(item)
-      continue
-    texts, bodies = _split_item(hostlist, item)
-    if len(bodies) > 1 or body_sizes[bodies[0]] > _SHORT_RANGE:
-      hosts += _expand_item(hostlist, item)
-      continue
-    numbers = body_numbers.get(bodies[0])
-    if numbers is None:
-      numbers = body_numbers[bodies[0]] = _group_names(hostlist, '', bodies[0])
-    prefix, suffix = texts
-    hosts += [prefix + number + suffix for number in numbers]
+  for texts, groups in parsed:
+    hosts += _names(texts, groups)
   return hosts
 
 
@@ -336,7 +245,7 @@ def expand_tasks_per_node(tasks_per_node):
 
   Raises:
     ValueError: If the string is malformed or expands to more than
-      `_MAX_HOSTS` entries.
+      `MAX_HOSTS` entries.
   """
   if not isinstance(tasks_per_node, str):
     raise ValueError('Invalid tasks-per-node list %r: expected a string' %
@@ -354,9 +263,9 @@ def expand_tasks_per_node(tasks_per_node):
       raise ValueError('Invalid tasks-per-node list %r: entry %r repeats '
                        'zero times' % (tasks_per_node, part))
     total += repeat
-    if total > _MAX_HOSTS:
+    if total > MAX_HOSTS:
       raise ValueError('Invalid tasks-per-node list %r: more than %d entries' %
-                       (tasks_per_node, _MAX_HOSTS))
+                       (tasks_per_node, MAX_HOSTS))
     parsed.append((int(match.group(1)), repeat))
   counts = []
   for count, repeat in parsed:
@@ -364,7 +273,7 @@ def expand_tasks_per_node(tasks_per_node):
   return counts
 
 
-def expand_hostlist_with_scontrol(hostlist, timeout=_SUBPROCESS_TIMEOUT_SECS):
+def expand_hostlist_with_scontrol(hostlist, timeout=SUBPROCESS_TIMEOUT_SECS):
   """Expands a hostlist with `scontrol show hostnames`, as TF r1.15 did."""
   if not os.environ.get('SLURM_CONF') and not any(
       os.path.exists(path) for path in _SLURM_CONF_PATHS):
@@ -412,18 +321,11 @@ def expand_hostlist_checked(hostlist):
     return builtin
   if isinstance(builtin, ValueError) and isinstance(slurm, ValueError):
     raise builtin
+  shown = ['an error (%s)' % result if isinstance(result, ValueError) else
+           abbreviate(result) for result in results]
   raise RuntimeError(
       'Hostlist %r: the built-in expansion gives %s but `scontrol show '
-      'hostnames` gives %s' % (hostlist, _abbreviate(builtin),
-                               _abbreviate(slurm)))
-
-
-def _abbreviate(result, most=8):
-  if isinstance(result, Exception):
-    return 'an error (%s)' % result
-  if len(result) <= most:
-    return repr(result)
-  return '%d names %r...' % (len(result), result[:most])
+      'hostnames` gives %s' % (hostlist, shown[0], shown[1]))
 
 
 _EXPANDERS = {
