@@ -27,17 +27,7 @@ FILES = sorted([p for p in mtp.repo_files() if p not in mtp.GOLDENS] +
                [mtp.BUILD, mtp.RELEASE_NOTE])
 # Files that fail today, each to be removed from here as it is cleaned (the
 # test fails for a file listed here that passes).
-KNOWN_FAILING = frozenset([
-    mtp.PACKAGE + '/README_Slurm.md',
-    mtp.PACKAGE + '/slurm_cluster_resolver.py',
-    mtp.PACKAGE + '/slurm_cluster_resolver_test.py',
-    mtp.PACKAGE + '/slurm_explain.py',
-    mtp.PACKAGE + '/slurm_hostlist.py',
-    mtp.PACKAGE + '/slurm_hostlist_test.py',
-    mtp.PACKAGE + '/slurm_step.py',
-    mtp.PACKAGE + '/slurm_step_test.py',
-    mtp.PACKAGE + '/slurm_test_util.py',
-])
+KNOWN_FAILING = frozenset()
 _EXEMPT = re.compile(r'^\s*(#\s)?<?https?://\S+>?$|'
                      r'^\s*(from\s+\S+\s+)?import\s+.+$')
 

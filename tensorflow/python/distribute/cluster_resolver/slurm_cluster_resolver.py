@@ -19,7 +19,7 @@ import itertools
 import os
 import re
 import subprocess
-from typing import Mapping, Optional, Sequence, Tuple
+from typing import Mapping, Sequence, Tuple
 
 from tensorflow.core.protobuf import cluster_pb2
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
@@ -45,7 +45,6 @@ _HOST_RE = re.compile(r'[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]')
 _DERIVED_PORTS_START = 20000
 _DERIVED_PORTS_END = 32768
 _DERIVED_PORTS_BLOCK = 64
-_SUBPROCESS_TIMEOUT_SECS = 30
 # The methods through which the resolver reads the step, as in TensorFlow 2.x.
 _STEP_METHODS = ('_resolve_own_rank', '_resolve_num_tasks', '_resolve_hostlist',
                  '_resolve_task_configuration')
@@ -271,8 +270,8 @@ def _hosts(step, node_host):
 def _addresses(hosts, step, ports):
   """Returns the `host:port` of every task, by rank, as a tuple."""
   port_texts = [':%d' % port for port in ports]
-  return tuple([hosts[node] + port_texts[local]
-                for node, local in step.places])
+  return tuple(hosts[node] + port_texts[local]
+               for node, local in step.places)
 
 
 def _assign_jobs(job_runs, addresses, task_index):
@@ -369,7 +368,7 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
   if len(set(ports)) != len(ports):
     raise ValueError(
         'port_base=%r gives the tasks of one node the ports %s, some of them '
-        'the same%s' % (port_base, slurm_step.abbreviate(ports),
+        'the same%s' % (port_base, slurm_hostlist.abbreviate(ports),
                         ' (SLURM_STEP_RESV_PORTS)' if port_base == 'reserved'
                         else ''))
   addresses = _addresses(_hosts(step, node_host), step, ports)
@@ -381,7 +380,7 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
   return Resolution(cluster, task_type, task_id, gpus, addresses)
 
 
-def _count_nvidia_gpus(timeout=_SUBPROCESS_TIMEOUT_SECS):
+def _count_nvidia_gpus(timeout=slurm_hostlist.SUBPROCESS_TIMEOUT_SECS):
   """Counts this node's GPUs with `nvidia-smi --list-gpus`; 0 without it."""
   command = ['nvidia-smi', '--list-gpus']
   try:

@@ -217,7 +217,7 @@ def _check_hosts(resolution, out):
     out.write('  %s: %s\n' % (host, failed[host]))
   if unanswered:
     out.write('  not answered within %d s: %s\n' %
-              (_LOOKUP_SECONDS, slurm_step.abbreviate(unanswered)))
+              (_LOOKUP_SECONDS, slurm_hostlist.abbreviate(unanswered)))
   return 1 if failed or unanswered else 0
 
 

@@ -78,6 +78,7 @@ class ExtensionPointTest(slurm_resolver_test_util.ResolverTestCase):
   def testSubclassOverridingEveryMethodNeedsNoSlurmVariables(self):
 
     class NotSlurm(SlurmClusterResolver):
+      """A step of its own: rank 1 of two tasks, one on h1, one on h2."""
 
       def _resolve_own_rank(self):
         return 1

@@ -305,18 +305,21 @@ def expand_hostlist_with_scontrol(hostlist, timeout=SUBPROCESS_TIMEOUT_SECS):
   return result.stdout.split()
 
 
+def _result_or_error(expand, hostlist):
+  """Returns `expand(hostlist)`, or the ValueError it raised."""
+  try:
+    return expand(hostlist)
+  except ValueError as e:
+    return e
+
+
 def expand_hostlist_checked(hostlist):
   """Expands with both `expand_hostlist` and scontrol; raises if they differ.
 
   A cheap canary for sites whose Slurm grammar moves ahead of this module.
   """
-  results = []
-  for expand in (expand_hostlist, expand_hostlist_with_scontrol):
-    try:
-      results.append(expand(hostlist))
-    except ValueError as e:
-      results.append(e)
-  builtin, slurm = results
+  builtin = _result_or_error(expand_hostlist, hostlist)
+  slurm = _result_or_error(expand_hostlist_with_scontrol, hostlist)
   if isinstance(builtin, list) and builtin == slurm:
     return builtin
   if isinstance(builtin, ValueError) and isinstance(slurm, ValueError):

@@ -226,12 +226,6 @@ def place_by_node(slots, num_ranks):
   return rank_nodes
 
 
-def _abbreviate(names, most=8):
-  """At most `most` of `names`, for messages."""
-  return '[%s%s]' % (' '.join(names[:most]), ' ...' if len(names) > most else
-                     '')
-
-
 def _local_indices(rank_nodes):
   """Each rank's index among the ranks of its node, in rank order."""
   seen = collections.Counter()
@@ -281,14 +275,14 @@ def _own_node(launcher, environ, hostname, nodes):
     if name in nodes:
       return nodes.index(name)
     raise RuntimeError('SLURMD_NODENAME=%r is none of the job\'s nodes %s' %
-                       (name, _abbreviate(nodes)))
+                       (name, slurm_hostlist.abbreviate(nodes)))
   for name in (hostname, hostname.split('.', 1)[0]):
     if name in nodes:
       return nodes.index(name)
   raise RuntimeError(
       'this rank\'s host name %r is none of the job\'s nodes %s, and '
       'mpiexec.hydra tells a rank nothing else of its node (SLURMD_NODENAME '
-      'is mpiexec\'s)' % (hostname, _abbreviate(nodes)))
+      'is mpiexec\'s)' % (hostname, slurm_hostlist.abbreviate(nodes)))
 
 
 def _own_facts(launcher, environ):

@@ -232,7 +232,7 @@ class ReadLaunchTest(absltest.TestCase):
   def testHydraHostNameOutsideTheJobIsRefused(self):
     with self.assertRaisesRegex(
         RuntimeError, "host name 'login1' is none of the job's nodes "
-        r'\[n9 n10 n11\]'):
+        r"\['n9', 'n10', 'n11'\]"):
       slurm_launcher.read_launch(_hydra_env(3, 0, 1), 'login1')
 
   def testHydraPerNodeCyclicIsRefusedWhereItDiffers(self):

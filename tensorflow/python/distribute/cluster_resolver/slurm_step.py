@@ -62,9 +62,8 @@ _VARIABLE_RE = re.compile('|'.join(
 _NO_GPUS = ('', 'NoDevFiles')
 # Upper bounds on what a step may hold; larger values are refused before
 # anything is allocated for them.
-# Tasks of a step: no step has more nodes, and none runs TensorFlow on more
-# tasks than this.
-MAX_TASKS = 1024 * 1024
+# Tasks of a step: as many as a hostlist may name nodes.
+MAX_TASKS = slurm_hostlist.MAX_HOSTS
 # Tasks of one node: slurm.conf's MaxTasksPerNode may not exceed 65533.
 MAX_TASKS_PER_NODE = 65533
 # TCP ports.
@@ -133,13 +132,6 @@ def parse_int(name, text, minimum, maximum):
       return number
   raise ValueError('%s=%r: expected an integer in %d..%d' %
                    (name, text, minimum, maximum))
-
-
-def abbreviate(items, most=8):
-  """Shows a list, or its first `most` items and how many there are."""
-  if len(items) <= most:
-    return repr(list(items))
-  return '%r... (%d in all)' % (list(items[:most]), len(items))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -512,14 +504,15 @@ def _het_components(environ, nodes, expand):
     raise RuntimeError(
         'The node lists of the heterogeneous step\'s components name %s '
         'more than once (%s=%d: %s); each component has nodes of its own' %
-        (abbreviate(repeated), size_var, size, ', '.join(read)))
+        (slurm_hostlist.abbreviate(repeated), size_var, size,
+         ', '.join(read)))
   missing = [node for node in nodes if node not in component_of]
   if missing:
     raise RuntimeError(
         'Nodes %s of the heterogeneous step (SLURM_STEP_NODELIST=%r) are in '
         'none of its components\' node lists (%s=%d: %s)' %
-        (abbreviate(missing), environ.get('SLURM_STEP_NODELIST'), size_var,
-         size, ', '.join(read)))
+        (slurm_hostlist.abbreviate(missing),
+         environ.get('SLURM_STEP_NODELIST'), size_var, size, ', '.join(read)))
   return [component_of[node] for node in nodes]
 
 
@@ -979,7 +972,7 @@ def _parse_ports(text):
                     if count > 1)
   if repeated:
     raise ValueError('ports %s are repeated; expected distinct ports' %
-                     abbreviate(repeated))
+                     slurm_hostlist.abbreviate(repeated))
   return ports
 
 
@@ -1143,7 +1136,8 @@ def block_step(configuration, rank, gpus):
   if len(set(nodes)) != len(nodes):
     raise ValueError(
         '%s: hosts %s include names that are the same as text: their tasks '
-        'would share addresses' % (source, abbreviate(list(configuration))))
+        'would share addresses' %
+        (source, slurm_hostlist.abbreviate(list(configuration))))
   if (isinstance(rank, bool) or not isinstance(rank, int) or
       not 0 <= rank < sum(counts)):
     raise RuntimeError('Rank %r is not one of the %d tasks of %s' %

@@ -419,7 +419,7 @@ class ReadGpusTest(parameterized.TestCase):
       ('_single', {'SLURMD_TRES_BIND': 'gpu:single:1'}),
       ('_fewer_visible_than_on_node', {'SLURM_GPUS_ON_NODE': '4'}))
   def testGpusBoundToTheTaskAreMarkedBound(self, more):
-    gpus = slurm_step.read_gpus(dict(CUDA_VISIBLE_DEVICES='1', **more))
+    gpus = slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': '1', **more})
     self.assertTrue(gpus.bound_per_task)
 
   def testGpuBindClosestIsNotABindingPerTask(self):
