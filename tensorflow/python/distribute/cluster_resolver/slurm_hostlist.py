@@ -75,15 +75,10 @@ def _bracket_error(hostlist):
 
 
 def _parse_ranges(body):
-  """Parses a bracket body such as `01-03,7`.
+  """Parses a bracket body such as `01-03,7`: its (width, lo, hi) and size.
 
-  Returns:
-    (ranges, size): the ranges as (width, lo, hi) triples, and their number
-    of hosts.
-
-  Raises:
-    ValueError: If a range is malformed, goes down, ends above 2**64-1 or has
-      more than `_MAX_RANGE` hosts.
+  A range must be well formed, go up, end at most at 2**64-1 and have at most
+  `_MAX_RANGE` hosts.
   """
   ranges = []
   size = 0
@@ -108,11 +103,7 @@ def _parse_ranges(body):
 
 
 def _parse_item(item, parse_ranges):
-  """Parses one item; checks Slurm's limits on its bracket groups.
-
-  Args:
-    item: The item, e.g. `rack1-n[01-16]`.
-    parse_ranges: `_parse_ranges`, or a memoized copy of it.
+  """Parses one item with `parse_ranges`; checks its bracket groups' sizes.
 
   Returns:
     (texts, groups, count): the names are texts[0] + a number of groups[0] +
@@ -170,8 +161,7 @@ def _scontrol_order(groups):
 
   The last varies fastest; the others, nested around it, from the first
   (fastest) to the next-to-last (slowest): `x[1-2]y[3-4]z[5-6]` gives x1y3z5
-  x1y3z6 x2y3z5 ... With two groups this is row-major order. Applied twice,
-  it gives back the groups in their order.
+  x1y3z6 x2y3z5 ... (row-major order for two groups). Its own inverse.
   """
   return groups[-2::-1] + groups[-1:]
 
@@ -305,12 +295,18 @@ def expand_hostlist_with_scontrol(hostlist, timeout=SUBPROCESS_TIMEOUT_SECS):
   return result.stdout.split()
 
 
-def _result_or_error(expand, hostlist):
-  """Returns `expand(hostlist)`, or the ValueError it raised."""
+def _expansion(expand, hostlist):
+  """The names `expand` gives for `hostlist`, or the ValueError it raises."""
   try:
     return expand(hostlist)
   except ValueError as e:
     return e
+
+
+def _show(expansion):
+  if isinstance(expansion, ValueError):
+    return 'an error (%s)' % expansion
+  return abbreviate(expansion)
 
 
 def expand_hostlist_checked(hostlist):
@@ -318,17 +314,15 @@ def expand_hostlist_checked(hostlist):
 
   A cheap canary for sites whose Slurm grammar moves ahead of this module.
   """
-  builtin = _result_or_error(expand_hostlist, hostlist)
-  slurm = _result_or_error(expand_hostlist_with_scontrol, hostlist)
+  builtin = _expansion(expand_hostlist, hostlist)
+  slurm = _expansion(expand_hostlist_with_scontrol, hostlist)
   if isinstance(builtin, list) and builtin == slurm:
     return builtin
   if isinstance(builtin, ValueError) and isinstance(slurm, ValueError):
     raise builtin
-  shown = ['an error (%s)' % result if isinstance(result, ValueError) else
-           abbreviate(result) for result in results]
   raise RuntimeError(
       'Hostlist %r: the built-in expansion gives %s but `scontrol show '
-      'hostnames` gives %s' % (hostlist, shown[0], shown[1]))
+      'hostnames` gives %s' % (hostlist, _show(builtin), _show(slurm)))
 
 
 _EXPANDERS = {
