@@ -13,6 +13,7 @@ beside a copy of the `tensorflow/` tree (ROOT is then that package's folder),
 and calls it from a `.pth` file (see setup.py).
 """
 
+import importlib
 import importlib.abc
 import importlib.util
 import os
@@ -20,6 +21,38 @@ import sys
 
 # The repository root: the folder of this file (in Bazel, its runfiles copy).
 ROOT = os.path.dirname(os.path.abspath(__file__))
+
+# Public names that the repository adds to pip TensorFlow's generated API
+# modules (in a TensorFlow tree, the API generator adds them from the
+# module's `tf_export`): API module -> ((name, defining module), ...).
+_SLURM_TERMINATION_CONFIG = (
+    ('SlurmTerminationConfig',
+     'tensorflow.python.distribute.failure_handling.slurm_termination_config'),
+)
+API_ADDITIONS = {
+    'tensorflow._api.v2.distribute.experimental': _SLURM_TERMINATION_CONFIG,
+    'tensorflow._api.v2.compat.v2.distribute.experimental':
+        _SLURM_TERMINATION_CONFIG,
+}
+
+
+class _AddingLoader(importlib.abc.Loader):
+  """Runs an API module's own loader, then adds API_ADDITIONS' names."""
+
+  def __init__(self, loader, additions):
+    self.loader = loader
+    self.additions = additions
+
+  def create_module(self, spec):
+    return self.loader.create_module(spec)
+
+  def exec_module(self, module):
+    self.loader.exec_module(module)
+    for name, source in self.additions:
+      setattr(module, name, getattr(importlib.import_module(source), name))
+
+  def __getattr__(self, name):  # get_source, get_filename, ...
+    return getattr(self.loader, name)
 
 
 class _OverlayFinder(importlib.abc.MetaPathFinder):
@@ -38,11 +71,23 @@ class _OverlayFinder(importlib.abc.MetaPathFinder):
               dirpath, filename)
 
   def find_spec(self, fullname, path=None, target=None):
-    del path, target  # Unused: the name alone decides.
+    if fullname in API_ADDITIONS:
+      return self._api_spec(fullname, path, target)
     filename = self.modules.get(fullname)
     if filename is None:
       return None
     return importlib.util.spec_from_file_location(fullname, filename)
+
+  def _api_spec(self, fullname, path, target):
+    """pip's spec of an API module, loaded by an `_AddingLoader`."""
+    for finder in sys.meta_path:
+      if finder is self or not hasattr(finder, 'find_spec'):
+        continue
+      spec = finder.find_spec(fullname, path, target)
+      if spec is not None:
+        spec.loader = _AddingLoader(spec.loader, API_ADDITIONS[fullname])
+        return spec
+    return None
 
 
 def install(root=ROOT):
