@@ -44,6 +44,12 @@ SYMBOLS = (
     ('v1', 'distribute.cluster_resolver.SlurmClusterResolver'),
     ('v2', 'distribute.cluster_resolver.SlurmClusterResolver'),
 )
+# Symbols that the repository adds, which pip TensorFlow does not have
+# (`tf_export(..., v1=[])`: v2 only). Checked and written like SYMBOLS, but
+# not in `--print-json`, which also runs on pip TensorFlow alone.
+ADDED_SYMBOLS = (
+    ('v2', 'distribute.experimental.SlurmTerminationConfig'),
+)
 
 GOLDEN_DIR = os.path.join('tensorflow', 'tools', 'api', 'golden')
 
@@ -225,18 +231,18 @@ def public_class(api, symbol):
   return obj
 
 
-def generate(style=STYLE):
-  """Returns {golden path relative to a tree's root: text} for SYMBOLS."""
+def generate(style=STYLE, symbols=SYMBOLS):
+  """Returns {golden path relative to a tree's root: text} for `symbols`."""
   return {
       golden_relpath(api, symbol): render('tensorflow.' + symbol,
                                           public_class(api, symbol), style)
-      for api, symbol in SYMBOLS
+      for api, symbol in symbols
   }
 
 
 def _check_served_from(root):
-  """Raises if the class is not this repository's (overlay not active)."""
-  for api, symbol in SYMBOLS:
+  """Raises if a class is not this repository's (overlay not active)."""
+  for api, symbol in SYMBOLS + ADDED_SYMBOLS:
     cls = public_class(api, symbol)
     source = os.path.realpath(inspect.getsourcefile(cls))
     expected = os.path.join(root, *cls.__module__.split('.')) + '.py'
@@ -256,7 +262,8 @@ def compare(root=ROOT, style=STYLE):
   """
   _check_served_from(root)
   stale = []
-  for relpath, text in sorted(generate(style).items()):
+  for relpath, text in sorted(
+      generate(style, SYMBOLS + ADDED_SYMBOLS).items()):
     try:
       with open(os.path.join(root, relpath), encoding='utf-8') as f:
         stored = f.read()
@@ -280,7 +287,7 @@ def describe(stale):
         stored.splitlines(True), text.splitlines(True),
         'a/' + relpath + ' (stored)', 'b/' + relpath + ' (from the class)'))
   out.append(
-      '\nThe public API of SlurmClusterResolver differs from its goldens. If '
+      '\nThe public API of the classes differs from their goldens. If '
       'the change is intended, regenerate them from the repository root with\n'
       '    %s\nand commit them with the change.\n' % REGENERATE_COMMAND)
   return ''.join(out)

@@ -239,8 +239,9 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
-# heterogeneous jobs start on a backfill pass: the default 30 s makes them slow
-SchedulerParameters=bf_interval=1
+# heterogeneous jobs start on a backfill pass: the default 30 s makes them slow;
+# a requeued job waits for the main scheduler's pass (default every 60 s)
+SchedulerParameters=bf_interval=1,sched_interval=2
 # declared CPUs may exceed this machine's
 SlurmdParameters=config_overrides
 MpiDefault=none

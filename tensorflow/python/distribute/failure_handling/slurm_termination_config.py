@@ -202,13 +202,18 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
 
   Create it first, before the strategy: from then on the two signals are
   recorded (and announced on stderr) instead of ending the process, and the
-  handler acts on them once it exists. The signal handlers only record the
-  signal and then call the handler that was installed before (if it is a
-  Python function); the handler's watcher thread notices within a second.
-  Must be created in the main thread (Python's rule for signal handlers).
+  handler acts on them once it exists. Creating a
+  `MultiWorkerMirroredStrategy` replaces the SIGTERM handler with
+  TensorFlow's own (C++); the config installs its handlers again when the
+  `PreemptionCheckpointHandler` is created (see `termination_watcher_fn`).
+  The signal handlers only record the signal and then call the Python
+  handler that the program installed before, if any; the handler's watcher
+  thread notices within a second. Config and handler must be created in the
+  main thread (Python's rule for signal handlers).
   """
 
-  def __init__(self, warning_signal=signal.SIGUSR1, grace_period=0):
+  def __init__(  # pylint: disable=super-init-not-called
+      self, warning_signal=signal.SIGUSR1, grace_period=0):
     """Creates the config and installs its signal handlers.
 
     Args:
@@ -242,11 +247,11 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
     # handlers, read by the handler's watcher thread and by the exit.
     self._received = {}
     self._previous = {}
-    super().__init__(
-        termination_watcher_fn=self._stop_received,
-        exit_fn=self._exit,
-        grace_period=grace_period)
-    self._install_handlers((number, signal.SIGTERM))
+    # Not TerminationConfig.__init__: `termination_watcher_fn` is a property.
+    self.exit_fn = self._exit
+    self.grace_period = grace_period
+    self.save_fn = None
+    self._install_handlers()
     if self._restart_count and self._requeues():
       logging.warning(
           'SlurmTerminationConfig: job %s started again after %d requeue(s) '
@@ -259,18 +264,43 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
     """The early-warning signal (a `signal.Signals`)."""
     return self._warning_signal
 
-  def _install_handlers(self, numbers):
-    """Installs `_on_signal` for `numbers`; on failure, none stays."""
+  @property
+  def termination_watcher_fn(self):
+    """The handler's watcher; reading it installs the signal handlers again.
+
+    `PreemptionCheckpointHandler` reads it once, when it is created (in the
+    main thread, after the strategy). Creating a
+    `MultiWorkerMirroredStrategy` replaces the process's SIGTERM handler
+    with TensorFlow's own (C++, for its coordination service's preemption
+    notice; Python still reports its own handler), so that SIGTERM would
+    no longer reach this config: here it gets it back.
+    """
+    try:
+      self._install_handlers()
+    except RuntimeError as e:
+      logging.warning('SlurmTerminationConfig: %s; SIGTERM may not reach it.',
+                      e)
+    return self._stop_received
+
+  def _install_handlers(self):
+    """Installs `_on_signal` for both signals; on failure, none stays.
+
+    Raises:
+      RuntimeError: if not called in the main thread.
+    """
     installed = []
     try:
-      for number in numbers:
-        self._previous[number] = signal.signal(number, self._on_signal)
-        installed.append(number)
+      for number in (self._warning_signal, signal.SIGTERM):
+        previous = signal.signal(number, self._on_signal)
+        installed.append((number, previous))
     except ValueError as e:  # Not the main thread.
-      for number in installed:
-        signal.signal(number, self._previous[number])
+      for number, previous in installed:
+        signal.signal(number, previous)
       raise RuntimeError('SlurmTerminationConfig must be created in the main '
                          'thread: %s' % e) from None
+    for number, previous in installed:
+      if previous != self._on_signal:  # Not when installing again.
+        self._previous[number] = previous
 
   def _on_signal(self, signum, frame):
     """Records the signal; chains to the Python handler installed before."""
