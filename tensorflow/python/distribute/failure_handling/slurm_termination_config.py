@@ -370,8 +370,18 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
       return None, str(e)
 
   def _scontrol(self, *args):
-    """Runs scontrol; returns (stdout, None) or (None, what failed)."""
+    """Runs scontrol; returns (stdout, None) or (None, what failed).
+
+    With SIGTERM ignored, here and (inherited) in scontrol: `scontrol
+    requeue` makes Slurm send SIGTERM to every process of the job's steps,
+    this scontrol included, often before it has reported (seen on 22.05:
+    exit status -15 although the job was requeued).
+    """
     command = ('scontrol',) + args
+    try:
+      previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except ValueError:  # Not the main thread: run it as it is.
+      previous = None
     try:
       done = subprocess.run(command, capture_output=True, text=True,
                             timeout=_SCONTROL_TIMEOUT_SECS, check=False)
@@ -380,6 +390,9 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
     except subprocess.TimeoutExpired:
       return None, '`%s` did not finish within %d s' % (
           ' '.join(command), _SCONTROL_TIMEOUT_SECS)
+    finally:
+      if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
     if done.returncode != 0:
       return None, '`%s` failed (exit status %d: %s)' % (
           ' '.join(command), done.returncode, done.stderr.strip()[-300:])

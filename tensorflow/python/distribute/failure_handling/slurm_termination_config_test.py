@@ -290,6 +290,22 @@ class SlurmTerminationConfigTest(absltest.TestCase):
                       ('scontrol', 'requeue', '7')])
     self.assertIn('requeued job 7', logs.output[0])
 
+  def testScontrolRunsWithSigtermIgnoredThenTheHandlerIsBack(self):
+    seen = []
+
+    def run(command, **kwargs):
+      del kwargs
+      seen.append(self.signals.handlers[signal.SIGTERM])
+      return _done(_RUNNING if 'show' in command else '')
+
+    self.run_mock.side_effect = run
+    config = self._config()
+    handler = self.signals.handlers[signal.SIGTERM]
+    self.signals.send(signal.SIGUSR1)
+    self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+    self.assertEqual(seen, [signal.SIG_IGN, signal.SIG_IGN])
+    self.assertEqual(self.signals.handlers[signal.SIGTERM], handler)
+
   def testTaskZeroRequeuesAtTheTimeLimit(self):
     self.run_mock.side_effect = [_done(_TIME_LIMIT), _done()]
     config = self._config()
