@@ -39,6 +39,7 @@ Needs root; run with pytest (the lab is a session fixture in conftest.py):
 
 import json
 import os
+import threading
 import time
 
 from absl.testing import absltest
@@ -50,6 +51,9 @@ SBATCH_REQUEUE = os.path.join(ROOT, 'examples', 'sbatch_requeue.sh')
 REQUEUE_JOB = os.path.join(HERE, 'requeue_job.sh')
 NODES = 'n[9-10]'
 JOB_ARGS = ['-w', NODES, '-N2', '--ntasks-per-node=1']
+# The time limit case runs meanwhile on two nodes of the other partition.
+TIME_LIMIT_JOB_ARGS = ['-p', 'mixed', '-w', 'c[09-10]', '-N2',
+                       '--ntasks-per-node=1']
 # Cases stopped by the test: enough steps for a stop midway, and a pause per
 # step of the first run so that the test sees the run before its end.
 STEPS = 200
@@ -112,6 +116,17 @@ class Job:
     self.lab.scancel(self.id)
     return None
 
+  def follow(self, timeout):
+    """Waits for the end in a thread: `join()` it, then read `.final`."""
+    self.final = None
+
+    def wait():
+      self.final = self.wait_for_end(timeout)
+
+    follower = threading.Thread(target=wait, daemon=True)
+    follower.start()
+    return follower
+
   def describe(self):
     return 'job %s states %s\n--- output (end)\n%s' % (
         self.id, self.states(), '\n'.join(self.text().splitlines()[-60:]))
@@ -138,7 +153,8 @@ class Job:
     return found
 
 
-def submit(lab, tmp, label, script, sbatch_args, steps, step_seconds='0'):
+def submit(lab, tmp, label, script, sbatch_args, steps, step_seconds='0',
+           job_args=JOB_ARGS):
   """Submits `script` for examples/train_requeue.py; returns the Job."""
   folder = os.path.join(tmp, label)
   os.makedirs(folder)
@@ -153,7 +169,7 @@ def submit(lab, tmp, label, script, sbatch_args, steps, step_seconds='0'):
       'GCE_METADATA_IP': '127.0.0.1:9',
   }
   argv = (['sbatch', '--parsable', '--job-name', name, '--output', log] +
-          JOB_ARGS + list(sbatch_args) +
+          list(job_args) + list(sbatch_args) +
           [script, '--checkpoint-dir', os.path.join(folder, 'ckpt'),
            '--steps', str(steps), '--first-run-step-seconds', step_seconds])
   submitted = lab.run(argv, 60, job_name=name, env=env, cwd=ROOT)
@@ -174,7 +190,21 @@ def reference_weights(slurm_lab, tmp_path_factory):
   return results[0]['weights']
 
 
-@pytest.mark.usefixtures('slurm_lab')
+@pytest.fixture(scope='module')
+def time_limit_job(slurm_lab, tmp_path_factory):
+  """The time limit case's job, submitted first: it takes the longest."""
+  job = submit(slurm_lab, str(tmp_path_factory.mktemp('termination')),
+               'time-limit', REQUEUE_JOB,
+               ['--time=1', '--requeue', '--open-mode=append'],
+               TIME_LIMIT_STEPS, TIME_LIMIT_STEP_SECONDS, TIME_LIMIT_JOB_ARGS)
+  # Polled all along, so that no state goes unseen.
+  follower = job.follow(600)
+  yield job, follower
+  if follower.is_alive():
+    slurm_lab.scancel(job.id)
+
+
+@pytest.mark.usefixtures('slurm_lab', 'time_limit_job')
 class TerminationTest(absltest.TestCase):
   """The four ways a Slurm job is stopped, and what comes after."""
 
@@ -229,10 +259,9 @@ class TerminationTest(absltest.TestCase):
       self.assertAlmostEqual(got, want, delta=1e-6 * max(1.0, abs(want)))
 
   def test_time_limit_saves_within_kill_wait_requeues_and_resumes(self):
-    job = submit(self.lab, self.tmp, 'time-limit', REQUEUE_JOB,
-                 ['--time=1', '--requeue', '--open-mode=append'],
-                 TIME_LIMIT_STEPS, TIME_LIMIT_STEP_SECONDS)
-    state = job.wait_for_end(300)
+    job, follower = self.request.getfixturevalue('time_limit_job')
+    follower.join(300)
+    state = job.final
     print('time limit:', job.states())
     self.assertEqual(state, 'COMPLETED', job.describe())
     self.assertEqual(job.fields.get('Restarts'), '1', job.describe())
