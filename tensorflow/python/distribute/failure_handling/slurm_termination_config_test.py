@@ -23,6 +23,7 @@ from unittest import mock
 from absl.testing import absltest
 
 from tensorflow.python.distribute.failure_handling import failure_handling
+from tensorflow.python.distribute.failure_handling import failure_handling_util
 from tensorflow.python.distribute.failure_handling import slurm_termination_config as stc
 
 _RUNNING = ('JobId=7 JobName=train JobState=RUNNING Reason=None '
@@ -157,6 +158,18 @@ class SlurmTerminationConfigTest(absltest.TestCase):
                                failure_handling.TerminationConfig))
     self.assertEqual(stc.SlurmTerminationConfig._tf_api_names,
                      ('distribute.experimental.SlurmTerminationConfig',))
+
+  def testHandlersCompletedConfigKeepsWatcherExitAndGracePeriod(self):
+    config = self._config(grace_period=30)
+    self.signals.handlers.clear()
+    completed = failure_handling._complete_config_for_environment(
+        failure_handling_util.PlatformDevice.INTERNAL_CPU, config)
+    self.assertEqual(completed.exit_fn, config.exit_fn)
+    self.assertEqual(completed.grace_period, 30)
+    self.assertFalse(completed.termination_watcher_fn())
+    # Reading the watcher put the signal handlers back.
+    self.signals.send(signal.SIGTERM)
+    self.assertTrue(completed.termination_watcher_fn())
 
   def testDefaultsWatchSigusr1AndSigtermAndSaveAtOnce(self):
     config = self._config()
