@@ -4,7 +4,8 @@ The repository holds only the files the patch changes, laid out as in the
 TensorFlow tree and with no `__init__.py` (an empty `tensorflow/__init__.py`
 would hide pip TensorFlow). `install()` puts a finder first on `sys.meta_path`
 that serves any `tensorflow.*` module whose `.py` file exists here from that
-file; every other module falls through to pip TensorFlow. It must run before
+file; every other module falls through to pip TensorFlow. Public names of
+new modules (API_ADDITIONS) are added to pip's generated API modules. It must run before
 `tensorflow` is first imported, since TensorFlow's own start-up imports
 `cluster_resolver/slurm_cluster_resolver.py` and copies its names into
 `tf.distribute.cluster_resolver`: `sitecustomize.py` and `conftest.py` call it.
@@ -71,21 +72,25 @@ class _OverlayFinder(importlib.abc.MetaPathFinder):
               dirpath, filename)
 
   def find_spec(self, fullname, path=None, target=None):
-    if fullname in API_ADDITIONS:
-      return self._api_spec(fullname, path, target)
+    # Only names of modules this root has (a patched tree may lack them).
+    additions = tuple((name, source)
+                      for name, source in API_ADDITIONS.get(fullname, ())
+                      if source in self.modules)
+    if additions:
+      return self._api_spec(fullname, path, target, additions)
     filename = self.modules.get(fullname)
     if filename is None:
       return None
     return importlib.util.spec_from_file_location(fullname, filename)
 
-  def _api_spec(self, fullname, path, target):
+  def _api_spec(self, fullname, path, target, additions):
     """pip's spec of an API module, loaded by an `_AddingLoader`."""
     for finder in sys.meta_path:
       if finder is self or not hasattr(finder, 'find_spec'):
         continue
       spec = finder.find_spec(fullname, path, target)
       if spec is not None:
-        spec.loader = _AddingLoader(spec.loader, API_ADDITIONS[fullname])
+        spec.loader = _AddingLoader(spec.loader, additions)
         return spec
     return None
 

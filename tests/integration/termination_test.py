@@ -28,7 +28,9 @@ depend only on the step. Each case stops a job midway, the way Slurm does:
 3. `scancel`: saved, CANCELLED, not requeued;
 4. preemption by a job of the higher-tier partition "urgent"
    (`PreemptMode=REQUEUE`): saved, requeued by Slurm and not by task 0,
-   resumed, COMPLETED.
+   resumed, COMPLETED;
+5. early warning with no scontrol where the tasks run (as in a container):
+   task 0 exits with 43 and examples/sbatch_requeue.sh requeues the job.
 Each test prints the job states and restart counts it saw. The lab has
 `AuthInfo=cred_expire=5` (a requeued job starts about 6 s after it ended)
 and `KillWait=5` (see tools/slurm_lab/up.sh).
@@ -49,6 +51,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SBATCH_REQUEUE = os.path.join(ROOT, 'examples', 'sbatch_requeue.sh')
 REQUEUE_JOB = os.path.join(HERE, 'requeue_job.sh')
+PYTHON_WITHOUT_SCONTROL = os.path.join(HERE, 'python_without_scontrol.sh')
 NODES = 'n[9-10]'
 JOB_ARGS = ['-w', NODES, '-N2', '--ntasks-per-node=1']
 # The time limit case runs meanwhile on two nodes of the other partition.
@@ -154,13 +157,13 @@ class Job:
 
 
 def submit(lab, tmp, label, script, sbatch_args, steps, step_seconds='0',
-           job_args=JOB_ARGS):
+           job_args=JOB_ARGS, env=None):
   """Submits `script` for examples/train_requeue.py; returns the Job."""
   folder = os.path.join(tmp, label)
   os.makedirs(folder)
   log = os.path.join(folder, 'job.out')
   name = lab.job_name(label)
-  env = {
+  job_env = {
       'REPO': ROOT,
       'PYTHON': lab.python,
       # TensorFlow's PreemptionCheckpointHandler asks whether it runs on
@@ -168,11 +171,12 @@ def submit(lab, tmp, label, script, sbatch_args, steps, step_seconds='0',
       # the task's own loopback.
       'GCE_METADATA_IP': '127.0.0.1:9',
   }
+  job_env.update(env or {})
   argv = (['sbatch', '--parsable', '--job-name', name, '--output', log] +
           list(job_args) + list(sbatch_args) +
           [script, '--checkpoint-dir', os.path.join(folder, 'ckpt'),
            '--steps', str(steps), '--first-run-step-seconds', step_seconds])
-  submitted = lab.run(argv, 60, job_name=name, env=env, cwd=ROOT)
+  submitted = lab.run(argv, 60, job_name=name, env=job_env, cwd=ROOT)
   assert submitted.returncode == 0, submitted.describe()
   job = Job(lab, submitted.stdout.strip().split(';')[0], log)
   print('%s: job %s' % (label, job.id))
@@ -214,9 +218,9 @@ class TerminationTest(absltest.TestCase):
     self.tmp = str(tmp_path)
     self.request = request
 
-  def _stopped_midway(self, label, script, sbatch_args):
+  def _stopped_midway(self, label, script, sbatch_args, env=None):
     job = submit(self.lab, self.tmp, label, script, sbatch_args, STEPS,
-                 FIRST_RUN_STEP_SECONDS)
+                 FIRST_RUN_STEP_SECONDS, env=env)
     self.assertTrue(job.wait_for_log('STEP %d ' % STOP_AT_STEP, 150),
                     job.describe())
     return job
@@ -257,6 +261,24 @@ class TerminationTest(absltest.TestCase):
     uninterrupted = [v for w in weights for v in w]
     for got, want in zip(resumed, uninterrupted, strict=True):
       self.assertAlmostEqual(got, want, delta=1e-6 * max(1.0, abs(want)))
+
+  def test_without_scontrol_the_batch_script_requeues_on_status_43(self):
+    job = self._stopped_midway(
+        'no-scontrol', SBATCH_REQUEUE, [],
+        env={'PYTHON': PYTHON_WITHOUT_SCONTROL, 'TASK_PYTHON': self.lab.python})
+    cancelled = self.lab.scancel('--signal=USR1', job.id)
+    self.assertEqual(cancelled.returncode, 0, cancelled.describe())
+    state = job.wait_for_end(180)
+    print('early warning without scontrol:', job.states())
+    self.assertEqual(state, 'COMPLETED', job.describe())
+    self.assertEqual(job.fields.get('Restarts'), '1', job.describe())
+    text = job.text()
+    self.assertIn('job %s should be requeued after the early warning, but '
+                  'there is no scontrol on PATH. Exiting with 43' % job.id,
+                  text)
+    self.assertIn('job %s: srun exited with 43' % job.id, text)
+    self.assertNotIn(REQUEUED_BY_TASK, text)
+    self._assert_resumed(job, STEPS)
 
   def test_time_limit_saves_within_kill_wait_requeues_and_resumes(self):
     job, follower = self.request.getfixturevalue('time_limit_job')
