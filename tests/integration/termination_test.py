@@ -208,7 +208,7 @@ def time_limit_job(slurm_lab, tmp_path_factory):
     slurm_lab.scancel(job.id)
 
 
-@pytest.mark.usefixtures('slurm_lab', 'time_limit_job')
+@pytest.mark.usefixtures('slurm_lab')
 class TerminationTest(absltest.TestCase):
   """The four ways a Slurm job is stopped, and what comes after."""
 
@@ -241,6 +241,9 @@ class TerminationTest(absltest.TestCase):
     return step
 
   def test_early_warning_saves_requeues_once_and_resumes(self):
+    # The first test (by name): the time limit case starts now and runs
+    # meanwhile on other nodes.
+    self.request.getfixturevalue('time_limit_job')
     weights = self.request.getfixturevalue('reference_weights')
     job = self._stopped_midway('warning', SBATCH_REQUEUE, [])
     cancelled = self.lab.scancel('--signal=USR1', job.id)
