@@ -4,11 +4,12 @@ The repository holds only the files the patch changes, laid out as in the
 TensorFlow tree and with no `__init__.py` (an empty `tensorflow/__init__.py`
 would hide pip TensorFlow). `install()` puts a finder first on `sys.meta_path`
 that serves any `tensorflow.*` module whose `.py` file exists here from that
-file; every other module falls through to pip TensorFlow. Public names of
-new modules (API_ADDITIONS) are added to pip's generated API modules. It must run before
-`tensorflow` is first imported, since TensorFlow's own start-up imports
-`cluster_resolver/slurm_cluster_resolver.py` and copies its names into
-`tf.distribute.cluster_resolver`: `sitecustomize.py` and `conftest.py` call it.
+file; every other module falls through to pip TensorFlow; the public names
+of new modules (API_ADDITIONS) are added to pip's generated API modules. It
+must run before `tensorflow` is first imported, since TensorFlow's own
+start-up imports `cluster_resolver/slurm_cluster_resolver.py` and copies its
+names into `tf.distribute.cluster_resolver`: `sitecustomize.py` and
+`conftest.py` call it.
 The pip package ships a copy of this file, as `tf_slurm_resolver.tf_overlay`
 beside a copy of the `tensorflow/` tree (ROOT is then that package's folder),
 and calls it from a `.pth` file (see setup.py).

@@ -69,7 +69,8 @@ TIME_LIMIT_STEP_SECONDS = '0.1'
 FINAL_STATES = ('COMPLETED', 'CANCELLED', 'FAILED', 'TIMEOUT', 'NODE_FAIL',
                 'PREEMPTED', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE')
 REQUEUED_BY_TASK = 'SlurmTerminationConfig: checkpoint saved; requeued job'
-NOT_REQUEUED = 'SlurmTerminationConfig: checkpoint saved; job %s is not requeued'
+NOT_REQUEUED = ('SlurmTerminationConfig: checkpoint saved; job %s is not '
+                'requeued')
 
 
 class Job:
@@ -225,6 +226,18 @@ class TerminationTest(absltest.TestCase):
                     job.describe())
     return job
 
+  def _assert_ended(self, job, label, state, restarts, timeout=180):
+    """Waits for the job's end; checks its state and restart count."""
+    ended = job.wait_for_end(timeout)
+    print('%s: %s' % (label, job.states()))
+    self.assertEqual(ended, state, job.describe())
+    self.assertEqual(job.fields.get('Restarts'), str(restarts), job.describe())
+    return job.text()
+
+  def _signal(self, job, *args):
+    cancelled = self.lab.scancel(*(args + (job.id,)))
+    self.assertEqual(cancelled.returncode, 0, cancelled.describe())
+
   def _assert_resumed(self, job, steps):
     """The job restarted once, from a saved step, and trained to the end."""
     starts = job.starts()
@@ -246,14 +259,9 @@ class TerminationTest(absltest.TestCase):
     self.request.getfixturevalue('time_limit_job')
     weights = self.request.getfixturevalue('reference_weights')
     job = self._stopped_midway('warning', SBATCH_REQUEUE, [])
-    cancelled = self.lab.scancel('--signal=USR1', job.id)
-    self.assertEqual(cancelled.returncode, 0, cancelled.describe())
-    state = job.wait_for_end(180)
-    print('early warning:', job.states())
-    self.assertEqual(state, 'COMPLETED', job.describe())
-    self.assertEqual(job.fields.get('Restarts'), '1', job.describe())
+    self._signal(job, '--signal=USR1')
+    text = self._assert_ended(job, 'early warning', 'COMPLETED', 1)
     self.assertIn(('PENDING', 1), job.history, job.describe())
-    text = job.text()
     self.assertEqual(text.count('SIGUSR1 received'), 2, job.describe())
     self.assertIn(REQUEUED_BY_TASK + ' %s (scontrol requeue) after the early '
                   'warning' % job.id, text)
@@ -269,13 +277,9 @@ class TerminationTest(absltest.TestCase):
     job = self._stopped_midway(
         'no-scontrol', SBATCH_REQUEUE, [],
         env={'PYTHON': PYTHON_WITHOUT_SCONTROL, 'TASK_PYTHON': self.lab.python})
-    cancelled = self.lab.scancel('--signal=USR1', job.id)
-    self.assertEqual(cancelled.returncode, 0, cancelled.describe())
-    state = job.wait_for_end(180)
-    print('early warning without scontrol:', job.states())
-    self.assertEqual(state, 'COMPLETED', job.describe())
-    self.assertEqual(job.fields.get('Restarts'), '1', job.describe())
-    text = job.text()
+    self._signal(job, '--signal=USR1')
+    text = self._assert_ended(job, 'early warning without scontrol',
+                              'COMPLETED', 1)
     self.assertIn('job %s should be requeued after the early warning, but '
                   'there is no scontrol on PATH. Exiting with 43' % job.id,
                   text)
@@ -301,13 +305,8 @@ class TerminationTest(absltest.TestCase):
   def test_scancel_saves_and_is_not_requeued(self):
     job = self._stopped_midway('scancel', REQUEUE_JOB,
                                ['--requeue', '--open-mode=append'])
-    cancelled = self.lab.scancel(job.id)
-    self.assertEqual(cancelled.returncode, 0, cancelled.describe())
-    state = job.wait_for_end(60)
-    print('scancel:', job.states())
-    self.assertEqual(state, 'CANCELLED', job.describe())
-    self.assertEqual(job.fields.get('Restarts'), '0', job.describe())
-    text = job.text()
+    self._signal(job)
+    text = self._assert_ended(job, 'scancel', 'CANCELLED', 0, timeout=60)
     self.assertIn(NOT_REQUEUED % job.id + ': SIGTERM not at the time limit',
                   text)
     self.assertNotIn(REQUEUED_BY_TASK, text)
@@ -326,11 +325,7 @@ class TerminationTest(absltest.TestCase):
          NODES, '-N2', '--exclusive', '--output', '/dev/null', '--wrap',
          'sleep 1'], 60, job_name=name)
     self.assertEqual(urgent.returncode, 0, urgent.describe())
-    state = job.wait_for_end(180)
-    print('preemption:', job.states())
-    self.assertEqual(state, 'COMPLETED', job.describe())
-    self.assertEqual(job.fields.get('Restarts'), '1', job.describe())
-    text = job.text()
+    text = self._assert_ended(job, 'preemption', 'COMPLETED', 1)
     self.assertIn('DUE TO PREEMPTION', text)
     self.assertIn(NOT_REQUEUED % job.id + ': Slurm has requeued the job '
                   'itself (Restarts=1, SLURM_RESTART_COUNT=0)', text)
