@@ -33,6 +33,8 @@ _REPO_ROOT = os.path.realpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 _MODULE_PATH = os.path.join("tensorflow", "python", "distribute",
                             "cluster_resolver", "slurm_cluster_resolver.py")
+_CONFIG_PATH = os.path.join("tensorflow", "python", "distribute",
+                            "failure_handling", "slurm_termination_config.py")
 _EXPLAIN_MODULE = "tensorflow.python.distribute.cluster_resolver.slurm_explain"
 _DIST = "tf-slurm-resolver"
 _PACKAGE = "tf_slurm_resolver"
@@ -41,8 +43,10 @@ _PROBE = """\
 import inspect, json
 import tensorflow as tf
 cls = tf.distribute.cluster_resolver.SlurmClusterResolver
+config = getattr(tf.distribute.experimental, "SlurmTerminationConfig", None)
 print("PROBE " + json.dumps({
     "resolver": inspect.getsourcefile(cls),
+    "termination_config": config and inspect.getsourcefile(config),
     "v1_is_v2": tf.compat.v1.distribute.cluster_resolver.SlurmClusterResolver
                 is cls,
     "tensorflow": tf.__file__,
@@ -174,6 +178,13 @@ class WheelInstallTest(absltest.TestCase):
     # TensorFlow itself is the one beside, not reinstalled.
     self.assertEqual(os.path.dirname(seen["tensorflow"]),
                      os.path.join(self.tf_site, "tensorflow"))
+
+  def test_installed_wheel_adds_the_slurm_termination_config(self):
+    seen = self.probe(self.installed)
+    self.assertEqual(
+        os.path.realpath(seen["termination_config"]),
+        os.path.realpath(os.path.join(self.site, _PACKAGE, _CONFIG_PATH)))
+    self.assertIsNone(self.probe(self.uninstalled)["termination_config"])
 
   def test_installed_wheel_runs_the_explain_command(self):
     self.assertEqual(self.explain.returncode, 0, self.explain.stderr)

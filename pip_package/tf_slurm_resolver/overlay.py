@@ -31,6 +31,7 @@ resolver, and says so once on stderr.
 
 # Imported at every Python start-up (the .pth): only light modules here;
 # importlib.metadata only when TensorFlow asks for a served module.
+import importlib
 import importlib.util
 import os
 import sys
@@ -45,6 +46,39 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = next((d for d in (_PACKAGE_DIR,
                          os.path.dirname(os.path.dirname(_PACKAGE_DIR)))
              if os.path.isdir(os.path.join(d, 'tensorflow'))), None)
+
+
+# Public names that the repository adds to pip TensorFlow's generated API
+# modules (in a TensorFlow tree, the API generator adds them from the
+# module's `tf_export`): API module -> ((name, defining module), ...).
+_SLURM_TERMINATION_CONFIG = (
+    ('SlurmTerminationConfig',
+     'tensorflow.python.distribute.failure_handling.slurm_termination_config'),
+)
+API_ADDITIONS = {
+    'tensorflow._api.v2.distribute.experimental': _SLURM_TERMINATION_CONFIG,
+    'tensorflow._api.v2.compat.v2.distribute.experimental':
+        _SLURM_TERMINATION_CONFIG,
+}
+
+
+class _AddingLoader:
+  """Runs an API module's own loader, then adds API_ADDITIONS' names."""
+
+  def __init__(self, loader, additions):
+    self.loader = loader
+    self.additions = additions
+
+  def create_module(self, spec):
+    return self.loader.create_module(spec)
+
+  def exec_module(self, module):
+    self.loader.exec_module(module)
+    for name, source in self.additions:
+      setattr(module, name, getattr(importlib.import_module(source), name))
+
+  def __getattr__(self, name):  # get_source, get_filename, ...
+    return getattr(self.loader, name)
 
 
 def tensorflow_version():
@@ -94,11 +128,28 @@ class _OverlayFinder:
     return self._serving
 
   def find_spec(self, fullname, path=None, target=None):
-    del path, target  # Unused: the name alone decides.
+    # API modules: only names of modules this root has (a patched tree may
+    # lack them).
+    additions = tuple((name, source)
+                      for name, source in API_ADDITIONS.get(fullname, ())
+                      if source in self.modules)
+    if additions and self.serving():
+      return self._api_spec(fullname, path, target, additions)
     filename = self.modules.get(fullname)
     if filename is None or not self.serving():
       return None
     return importlib.util.spec_from_file_location(fullname, filename)
+
+  def _api_spec(self, fullname, path, target, additions):
+    """pip's spec of an API module, loaded by an `_AddingLoader`."""
+    for finder in sys.meta_path:
+      if finder is self or not hasattr(finder, 'find_spec'):
+        continue
+      spec = finder.find_spec(fullname, path, target)
+      if spec is not None:
+        spec.loader = _AddingLoader(spec.loader, additions)
+        return spec
+    return None
 
 
 def install(root=None):

@@ -222,7 +222,9 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$LAB_SOCK
+# cred_expire: a requeued job starts again this many s (+1) after it ended
+# (default 120; 5 is the least Slurm takes)
+AuthInfo=socket=$LAB_SOCK,cred_expire=5
 StateSaveLocation=$LAB_DIR/state
 SlurmdSpoolDir=$LAB_DIR/spool/%n
 # per node: srun --mpi=pmix makes its step folders here, and the nodes share /tmp
@@ -239,8 +241,9 @@ TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
-# heterogeneous jobs start on a backfill pass: the default 30 s makes them slow
-SchedulerParameters=bf_interval=1
+# heterogeneous jobs start on a backfill pass: the default 30 s makes them slow;
+# a requeued job waits for the main scheduler's pass (default every 60 s)
+SchedulerParameters=bf_interval=1,sched_interval=2
 # declared CPUs may exceed this machine's
 SlurmdParameters=config_overrides
 MpiDefault=none
@@ -252,6 +255,8 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 InactiveLimit=0
 KillWait=5
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
 MinJobAge=120
 SlurmdTimeout=300
 GresTypes=gpu
@@ -271,6 +276,12 @@ for p in "${PARTS[@]}"; do
     for i in "${!NODES[@]}"; do [ "${NODE_PART[$i]}" = "$p" ] && members+=("${NODES[$i]}"); done
     def=NO; [ $first = 1 ] && def=YES; first=0
     echo "PartitionName=$p Nodes=$(IFS=,; echo "${members[*]}") Default=$def MaxTime=INFINITE State=UP"
+    # Preemption: a job in "urgent" (the default partition's nodes, a higher
+    # tier) requeues the jobs it needs the nodes of; only jobs submitted to
+    # "urgent" preempt, so the other partitions behave as without it.
+    if [ $def = YES ]; then
+        echo "PartitionName=urgent Nodes=$(IFS=,; echo "${members[*]}") Default=NO MaxTime=INFINITE State=UP PriorityTier=2"
+    fi
 done >> "$LAB_CONF"
 
 # ------------------------------------------------------------------ namespaces and bridge

@@ -1,0 +1,378 @@
+# Copyright 2026 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Tests for SlurmTerminationConfig (signals, subprocess, os.environ mocked)."""
+
+import os
+import signal
+import subprocess
+import threading
+from unittest import mock
+
+from absl.testing import absltest
+
+from tensorflow.python.distribute.failure_handling import failure_handling
+from tensorflow.python.distribute.failure_handling import failure_handling_util
+from tensorflow.python.distribute.failure_handling import slurm_termination_config as stc
+
+_RUNNING = ('JobId=7 JobName=train JobState=RUNNING Reason=None '
+            'Requeue=1 Restarts=0 BatchFlag=1')
+_TIME_LIMIT = ('JobId=7 JobName=train JobState=COMPLETING Reason=TimeLimit '
+               'Requeue=1 Restarts=0 BatchFlag=1')
+_CANCELLED = ('JobId=7 JobName=train JobState=COMPLETING Reason=None '
+              'Requeue=1 Restarts=0 BatchFlag=1')
+_PREEMPTED = ('JobId=7 JobName=train JobState=COMPLETING Reason=None '
+              'Requeue=1 Restarts=1 BatchFlag=1')
+_TASK0 = {'SLURM_JOB_ID': '7', 'SLURM_PROCID': '0'}
+
+
+def _job(text):
+  return stc.parse_job_fields(text)
+
+
+def _done(stdout='', returncode=0, stderr=''):
+  return subprocess.CompletedProcess([], returncode, stdout, stderr)
+
+
+class FakeSignals:
+  """Stands in for signal.signal: keeps the handlers, returns the old ones."""
+
+  def __init__(self, previous=signal.SIG_DFL):
+    self.handlers = {}
+    self.previous = previous
+
+  def __call__(self, number, handler):
+    old = self.handlers.get(number, self.previous)
+    self.handlers[number] = handler
+    return old
+
+  def send(self, number):
+    self.handlers[number](number, None)
+
+
+class DecideTest(absltest.TestCase):
+
+  def testEarlyWarningIsRequeued(self):
+    decision = stc.decide(True, None, _job(_RUNNING), 0, None)
+    self.assertEqual(decision, stc.Decision(True, 'the early warning'))
+
+  def testTimeLimitIsRequeued(self):
+    decision = stc.decide(False, 100.0, _job(_TIME_LIMIT), 0, None)
+    self.assertTrue(decision.requeue)
+    self.assertIn('Reason=TimeLimit', decision.why)
+
+  def testScancelIsNotRequeued(self):
+    decision = stc.decide(False, 100.0, _job(_CANCELLED), 0, None)
+    self.assertFalse(decision.requeue)
+    self.assertIn('scancel', decision.why)
+
+  def testJobThatSlurmRequeuedIsNotRequeuedAgain(self):
+    decision = stc.decide(False, 100.0, _job(_PREEMPTED), 0, None)
+    self.assertFalse(decision.requeue)
+    self.assertIn('Slurm has requeued the job itself', decision.why)
+
+  def testWarningAfterSlurmRequeuedIsNotRequeuedAgain(self):
+    self.assertFalse(stc.decide(True, None, _job(_PREEMPTED), 0, None).requeue)
+
+  def testRestartsAreCountedFromThisRunsStart(self):
+    resumed = _TIME_LIMIT.replace('Restarts=0', 'Restarts=1')
+    self.assertTrue(stc.decide(False, 100.0, _job(resumed), 1, None).requeue)
+
+  def testJobThatMayNotBeRequeuedIsNotRequeued(self):
+    job = _job(_RUNNING.replace('Requeue=1', 'Requeue=0'))
+    decision = stc.decide(True, None, job, 0, None)
+    self.assertFalse(decision.requeue)
+    self.assertIn('Requeue=0', decision.why)
+
+  def testJobWithoutBatchScriptIsNotRequeued(self):
+    job = _job(_TIME_LIMIT.replace('BatchFlag=1', 'BatchFlag=0'))
+    decision = stc.decide(False, 100.0, job, 0, None)
+    self.assertFalse(decision.requeue)
+    self.assertIn('not a batch job', decision.why)
+
+  def testWithoutScontrolTheWarningIsRequeued(self):
+    self.assertTrue(stc.decide(True, None, None, 0, None).requeue)
+
+  def testWithoutScontrolSigtermAfterTheEndTimeIsRequeued(self):
+    decision = stc.decide(False, 1000.5, None, 0, 1000)
+    self.assertTrue(decision.requeue)
+    self.assertIn('SLURM_JOB_END_TIME=1000', decision.why)
+
+  def testWithoutScontrolSigtermBeforeTheEndTimeIsNotRequeued(self):
+    self.assertFalse(stc.decide(False, 999.0, None, 0, 1000).requeue)
+
+  def testWithoutScontrolOrEndTimeSigtermIsNotRequeued(self):
+    decision = stc.decide(False, 999.0, None, 0, None)
+    self.assertFalse(decision.requeue)
+    self.assertIn('cannot be told', decision.why)
+
+
+class ParseJobFieldsTest(absltest.TestCase):
+
+  def testFieldsAreKeyValueItems(self):
+    fields = stc.parse_job_fields(_TIME_LIMIT + '\n')
+    self.assertEqual(fields['JobState'], 'COMPLETING')
+    self.assertEqual(fields['Reason'], 'TimeLimit')
+    self.assertEqual(fields['Restarts'], '0')
+
+  def testOutputWithoutJobStateIsRefused(self):
+    with self.assertRaisesRegex(ValueError, 'no JobState'):
+      stc.parse_job_fields('slurm_load_jobs error: Invalid job id specified')
+
+
+class SlurmTerminationConfigTest(absltest.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    self.signals = FakeSignals()
+    self.enter_context(mock.patch.object(signal, 'signal', self.signals))
+    self.run_mock = self.enter_context(
+        mock.patch.object(subprocess, 'run', autospec=True))
+    self.enter_context(mock.patch.object(os, 'write', autospec=True))
+
+  def _config(self, environ=None, **kwargs):
+    with mock.patch.dict(os.environ, environ or _TASK0, clear=True):
+      return stc.SlurmTerminationConfig(**kwargs)
+
+  def _exit_status(self, config):
+    with self.assertRaises(SystemExit) as raised:
+      config.exit_fn()
+    return raised.exception.code
+
+  def _commands(self):
+    return [c.args[0] for c in self.run_mock.call_args_list]
+
+  def testIsAnExportedTerminationConfig(self):
+    self.assertTrue(issubclass(stc.SlurmTerminationConfig,
+                               failure_handling.TerminationConfig))
+    self.assertEqual(stc.SlurmTerminationConfig._tf_api_names,
+                     ('distribute.experimental.SlurmTerminationConfig',))
+
+  def testHandlersCompletedConfigKeepsWatcherExitAndGracePeriod(self):
+    config = self._config(grace_period=30)
+    self.signals.handlers.clear()
+    completed = failure_handling._complete_config_for_environment(
+        failure_handling_util.PlatformDevice.INTERNAL_CPU, config)
+    self.assertEqual(completed.exit_fn, config.exit_fn)
+    self.assertEqual(completed.grace_period, 30)
+    self.assertFalse(completed.termination_watcher_fn())
+    # Reading the watcher put the signal handlers back.
+    self.signals.send(signal.SIGTERM)
+    self.assertTrue(completed.termination_watcher_fn())
+
+  def testDefaultsWatchSigusr1AndSigtermAndSaveAtOnce(self):
+    config = self._config()
+    self.assertEqual(config.warning_signal, signal.SIGUSR1)
+    self.assertCountEqual(self.signals.handlers,
+                          [signal.SIGUSR1, signal.SIGTERM])
+    self.assertEqual(config.grace_period, 0)
+    self.assertIsNone(config.save_fn)
+    self.assertFalse(config.termination_watcher_fn())
+
+  def testWarningSignalIsChosen(self):
+    config = self._config(warning_signal=signal.SIGUSR2)
+    self.assertCountEqual(self.signals.handlers,
+                          [signal.SIGUSR2, signal.SIGTERM])
+    self.signals.send(signal.SIGUSR2)
+    self.assertTrue(config.termination_watcher_fn())
+
+  def testSigtermIsNoticedByTheWatcher(self):
+    config = self._config()
+    self.signals.send(signal.SIGTERM)
+    self.assertTrue(config.termination_watcher_fn())
+
+  def testSignalIsAnnouncedOnStderr(self):
+    self._config()
+    self.signals.send(signal.SIGUSR1)
+    os.write.assert_called_once()
+    fd, message = os.write.call_args.args
+    self.assertEqual(fd, 2)
+    self.assertIn(b'SIGUSR1 received', message)
+
+  def testProgramsHandlerIsCalledAfterwards(self):
+    previous = mock.Mock()
+    self.signals.previous = previous
+    self._config()
+    self.signals.send(signal.SIGTERM)
+    previous.assert_called_once_with(signal.SIGTERM, None)
+
+  def testHandlerInstalledAfterTheConfigIsCalledOnceTheWatcherIsRead(self):
+    config = self._config()
+    handler = mock.Mock()
+    signal.signal(signal.SIGTERM, handler)  # The program's, after the config.
+    watcher = config.termination_watcher_fn  # As the handler reads it.
+    self.signals.send(signal.SIGTERM)
+    handler.assert_called_once_with(signal.SIGTERM, None)
+    self.assertTrue(watcher())
+
+  def testReadingTheWatcherInstallsBothHandlersAgain(self):
+    config = self._config()
+    self.signals.handlers.clear()  # As TensorFlow's C++ handler does.
+    watcher = config.termination_watcher_fn
+    self.assertCountEqual(self.signals.handlers,
+                          [signal.SIGUSR1, signal.SIGTERM])
+    self.signals.send(signal.SIGTERM)
+    self.assertTrue(watcher())
+
+  def testInstallingAgainDoesNotChainToItself(self):
+    previous = mock.Mock()
+    self.signals.previous = previous
+    config = self._config()
+    config.termination_watcher_fn()
+    config.termination_watcher_fn()
+    self.signals.send(signal.SIGTERM)
+    previous.assert_called_once_with(signal.SIGTERM, None)
+
+  def testDefaultActionIsNotCalled(self):
+    self.signals.previous = signal.SIG_DFL
+    config = self._config()
+    self.signals.send(signal.SIGTERM)  # SIG_DFL is not callable: no death.
+    self.assertTrue(config.termination_watcher_fn())
+
+  def testSigtermCannotBeTheWarning(self):
+    with self.assertRaisesRegex(ValueError, 'warning_signal=SIGTERM'):
+      self._config(warning_signal=signal.SIGTERM)
+    self.assertEmpty(self.signals.handlers)
+
+  def testUncatchableSignalIsRefused(self):
+    with self.assertRaisesRegex(ValueError, 'warning_signal=SIGKILL'):
+      self._config(warning_signal=signal.SIGKILL)
+    self.assertEmpty(self.signals.handlers)
+
+  def testSignalNameIsRefusedWithTheExpectedForm(self):
+    with self.assertRaisesRegex(TypeError, "signal.SIGUSR1, not 'USR1'"):
+      self._config(warning_signal='USR1')
+    self.assertEmpty(self.signals.handlers)
+
+  def testUnknownSignalNumberIsRefused(self):
+    with self.assertRaisesRegex(ValueError, 'warning_signal=4242'):
+      self._config(warning_signal=4242)
+
+  def testNegativeGracePeriodIsRefused(self):
+    with self.assertRaisesRegex(ValueError, 'grace_period .* not -1'):
+      self._config(grace_period=-1)
+    self.assertEmpty(self.signals.handlers)
+
+  def testBadRestartCountIsRefusedByName(self):
+    with self.assertRaisesRegex(ValueError, "SLURM_RESTART_COUNT='x'"):
+      self._config(dict(_TASK0, SLURM_RESTART_COUNT='x'))
+    self.assertEmpty(self.signals.handlers)
+
+  def testRestartCountIsLoggedAtResume(self):
+    with self.assertLogs('tensorflow', 'WARNING') as logs:
+      self._config(dict(_TASK0, SLURM_RESTART_COUNT='2'))
+    self.assertIn('SLURM_RESTART_COUNT=2', logs.output[0])
+
+  def testOutsideTheMainThreadNothingIsInstalled(self):
+    self.enter_context(mock.patch.object(
+        signal, 'signal', side_effect=ValueError(
+            'signal only works in main thread of the main interpreter')))
+    errors = []
+
+    def create():
+      try:
+        self._config()
+      except RuntimeError as e:
+        errors.append(e)
+
+    thread = threading.Thread(target=create)
+    thread.start()
+    thread.join()
+    self.assertLen(errors, 1)
+    self.assertIn('main thread', str(errors[0]))
+
+  def testTaskZeroRequeuesAfterTheWarning(self):
+    self.run_mock.side_effect = [_done(_RUNNING), _done()]
+    config = self._config()
+    self.signals.send(signal.SIGUSR1)
+    with self.assertLogs('tensorflow', 'WARNING') as logs:
+      self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+    self.assertEqual(self._commands(),
+                     [('scontrol', '-o', 'show', 'job', '7'),
+                      ('scontrol', 'requeue', '7')])
+    self.assertIn('requeued job 7', logs.output[0])
+
+  def testScontrolRunsWithSigtermIgnoredThenTheHandlerIsBack(self):
+    seen = []
+
+    def run(command, **kwargs):
+      del kwargs
+      seen.append(self.signals.handlers[signal.SIGTERM])
+      return _done(_RUNNING if 'show' in command else '')
+
+    self.run_mock.side_effect = run
+    config = self._config()
+    handler = self.signals.handlers[signal.SIGTERM]
+    self.signals.send(signal.SIGUSR1)
+    self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+    self.assertEqual(seen, [signal.SIG_IGN, signal.SIG_IGN])
+    self.assertEqual(self.signals.handlers[signal.SIGTERM], handler)
+
+  def testTaskZeroRequeuesAtTheTimeLimit(self):
+    self.run_mock.side_effect = [_done(_TIME_LIMIT), _done()]
+    config = self._config()
+    self.signals.send(signal.SIGTERM)
+    self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+    self.assertEqual(self._commands()[1], ('scontrol', 'requeue', '7'))
+
+  def testScancelIsNotRequeued(self):
+    self.run_mock.side_effect = [_done(_CANCELLED)]
+    config = self._config()
+    self.signals.send(signal.SIGTERM)
+    self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+    self.assertEqual(self._commands(), [('scontrol', '-o', 'show', 'job', '7')])
+
+  def testOtherTasksRunNoScontrol(self):
+    config = self._config({'SLURM_JOB_ID': '7', 'SLURM_PROCID': '1'})
+    self.signals.send(signal.SIGUSR1)
+    self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+    self.run_mock.assert_not_called()
+
+  def testWithoutScontrolTheExitStatusAsksForTheRequeue(self):
+    self.run_mock.side_effect = FileNotFoundError('scontrol')
+    config = self._config()
+    self.signals.send(signal.SIGUSR1)
+    with self.assertLogs('tensorflow', 'WARNING') as logs:
+      self.assertEqual(self._exit_status(config), stc.EXIT_REQUEUE)
+    self.assertIn('no scontrol on PATH', logs.output[0])
+
+  def testFailedRequeueAsksTheBatchScript(self):
+    self.run_mock.side_effect = [
+        _done(_RUNNING), _done(returncode=1, stderr='Access/permission denied')]
+    config = self._config()
+    self.signals.send(signal.SIGUSR1)
+    self.assertEqual(self._exit_status(config), stc.EXIT_REQUEUE)
+
+  def testHungScontrolAsksTheBatchScript(self):
+    self.run_mock.side_effect = subprocess.TimeoutExpired('scontrol', 10)
+    config = self._config()
+    self.signals.send(signal.SIGUSR1)
+    self.assertEqual(self._exit_status(config), stc.EXIT_REQUEUE)
+
+  def testWithoutScontrolSigtermAfterTheEndTimeAsksForTheRequeue(self):
+    self.run_mock.side_effect = FileNotFoundError('scontrol')
+    config = self._config(dict(_TASK0, SLURM_JOB_END_TIME='1000'))
+    with mock.patch.object(stc.time, 'time', return_value=1001.0):
+      self.signals.send(signal.SIGTERM)
+    self.assertEqual(self._exit_status(config), stc.EXIT_REQUEUE)
+
+  def testOutsideSlurmThereIsNothingToRequeue(self):
+    config = self._config({'HOME': '/root'})
+    self.signals.send(signal.SIGTERM)
+    self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+    self.run_mock.assert_not_called()
+
+
+if __name__ == '__main__':
+  absltest.main()
