@@ -5,7 +5,7 @@ folder, network and namespace prefix (one of SLOTS, locked for the session,
 so that a developer's lab and concurrent pytest sessions are not disturbed),
 yields a `SlurmLab` to run srun/sbatch/salloc against it, and always stops it
 with down.sh. Tasks run this repository's .venv Python with the repository
-root on PYTHONPATH, so they use the repository's resolver (tf_overlay.py).
+.venv, whose package overlay (tools/setup.sh) serves the repository's resolver.
 
 Network safety: the test process itself only runs Slurm clients, through the
 lab's wrappers (they run inside the lab's controller namespace, with
