@@ -4,8 +4,8 @@ The session fixture `slurm_lab` starts tools/slurm_lab/up.sh in its own
 folder, network and namespace prefix (one of SLOTS, locked for the session,
 so that a developer's lab and concurrent pytest sessions are not disturbed),
 yields a `SlurmLab` to run srun/sbatch/salloc against it, and always stops it
-with down.sh. Tasks run this repository's .venv Python with the repository
-.venv, whose package overlay (tools/setup.sh) serves the repository's resolver.
+with down.sh. Tasks run this repository's .venv Python, whose package
+overlay (tools/setup.sh) serves the repository's resolver.
 
 Network safety: the test process itself only runs Slurm clients, through the
 lab's wrappers (they run inside the lab's controller namespace, with
