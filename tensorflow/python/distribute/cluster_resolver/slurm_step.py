@@ -1002,6 +1002,18 @@ def _check_distinct(nodes, variables, environ):
                     repeated))
 
 
+def _step_id(environ):
+  """SLURM_STEP_ID as Slurm's 32-bit id, 0 where unset.
+
+  Slurm 26.05 writes its special step ids as negative numbers: the batch
+  script's SLURM_BATCH_SCRIPT (0xfffffffb) is -5.
+  """
+  text = environ.get('SLURM_STEP_ID', '0')
+  if re.fullmatch(r'\s*-[1-9][0-9]?\s*', text):
+    return 2**32 + int(text)
+  return parse_int('SLURM_STEP_ID', text, 0, _MAX_ID)
+
+
 def _job_id(environ):
   return parse_int('SLURM_JOB_ID', environ.get('SLURM_JOB_ID', '0'), 0,
                    _MAX_ID)
@@ -1097,9 +1109,7 @@ def read_step(environ,
       node_components=node_components,
       counts_source=counts_source,
       reserved_ports=reserved_ports,
-      job_step=(_job_id(environ),
-                parse_int('SLURM_STEP_ID', environ.get('SLURM_STEP_ID', '0'),
-                          0, _MAX_ID)))
+      job_step=(_job_id(environ), _step_id(environ)))
   _check_against_task(environ, step, variables)
   return step
 

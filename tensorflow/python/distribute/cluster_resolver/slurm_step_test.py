@@ -103,6 +103,12 @@ class ReadStepTest(parameterized.TestCase):
     self.assertEqual([1], step.node_ranks(1))
 
 
+  def testBatchScriptOfSlurm2605WithNegativeStepIdIsItsSpecialId(self):
+    # Slurm 26.05 gives the batch script SLURM_STEP_ID=-5 (0xfffffffb).
+    env = dict(slurm_test_util.BATCH_ENV, SLURM_STEP_ID='-5')
+    self.assertEqual(2**32 - 5, slurm_step.read_step(env).job_step[1])
+
+
 class DealRanksTest(parameterized.TestCase):
   """Slurm's deal of ranks to nodes in turns, as (node, local index)."""
 
