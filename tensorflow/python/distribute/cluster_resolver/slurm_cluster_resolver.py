@@ -15,7 +15,6 @@
 """Implementation of Cluster Resolvers for Slurm workload manager."""
 
 import dataclasses
-import itertools
 import os
 import re
 import subprocess
@@ -105,9 +104,14 @@ def _het_job_runs(step, het_jobs):
     raise ValueError('het_jobs=%r names %d components, but the step has tasks '
                      'of component %d' % (list(het_jobs), len(het_jobs),
                                           max(step.node_components)))
-  rank_jobs = (het_jobs[step.node_components[node]] for node, _ in step.places)
-  return [(name, len(list(ranks)))
-          for name, ranks in itertools.groupby(rank_jobs)]
+  # Ranks are numbered node by node in a heterogeneous step (slurm_step).
+  job_runs = []
+  for node, component in enumerate(step.node_components):
+    name, count = het_jobs[component], step.tasks_per_node[node]
+    if job_runs and job_runs[-1][0] == name:
+      count += job_runs.pop()[1]
+    job_runs.append((name, count))
+  return job_runs
 
 
 def _task_jobs(step, jobs, het_jobs):
