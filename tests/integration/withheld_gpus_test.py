@@ -95,10 +95,12 @@ class WithheldGpusTest(absltest.TestCase):
                       if not line.lower().startswith('grestypes')))
     out = self.out_dir('no-gres-types')
     # Only the tasks read this slurm.conf; srun and slurmd keep the lab's.
+    # (Slurm sets SLURM_CONF in the tasks' environment: srun --export cannot.)
+    name = self.lab.job_name('no-gres-types')
     result = self.lab.run(
-        self.lab.srun_argv(['-w', 'n9,n10', '-N2', '--ntasks-per-node=1',
-                            '--export=ALL,SLURM_CONF=%s' % conf],
-                           GPUS_TASK, [out]), 120, env=self.env)
+        ['srun', '--kill-on-bad-exit=1', '--time=5', '--job-name', name, '-w',
+         'n9,n10', '-N2', '--ntasks-per-node=1', 'env', 'SLURM_CONF=' + conf,
+         self.lab.python, GPUS_TASK, out], 120, job_name=name, env=self.env)
     self.assertEqual(result.returncode, 0, result.describe())
     reports = step_checks.read_reports(out)
     self.assertEqual(sorted(reports), [0, 1], result.describe())
@@ -109,17 +111,15 @@ class WithheldGpusTest(absltest.TestCase):
                           self.nvidia_smi_calls())
 
   def test_step_given_none_of_the_jobs_gpus_gets_none(self):
-    none, own = self.out_dir('gres-none'), self.out_dir('own')
+    none = self.out_dir('gres-none')
     script = os.path.join(self.tmp, 'job.sh')
     with open(script, 'w') as f:
-      f.write('#!/bin/sh\n'
-              'srun --gres=none -n2 %(py)s %(task)s %(none)s\n'
-              'srun -n2 %(py)s %(task)s %(own)s\n' %
-              dict(py=self.lab.python, task=GPUS_TASK, none=none, own=own))
+      f.write('#!/bin/sh\nexec srun --gres=none -n1 %s %s %s\n' %
+              (self.lab.python, GPUS_TASK, none))
     log = os.path.join(self.tmp, 'job.out')
     submitted, job_id, fields = self.lab.sbatch(
         'gres-none-step', script, timeout=180, cwd=self.tmp,
-        sbatch_args=['-w', 'n9', '-N1', '-n2', '--gres=gpu:2', '--time=5',
+        sbatch_args=['-w', 'n9', '-N1', '-n1', '--gres=gpu:2', '--time=5',
                      '--output', log], env=self.env)
     self.assertEqual(submitted.returncode, 0, submitted.describe())
     with open(log) as f:
@@ -127,18 +127,14 @@ class WithheldGpusTest(absltest.TestCase):
     self.assertEqual((fields.get('JobState'), fields.get('ExitCode')),
                      ('COMPLETED', '0:0'), 'job %s: %s\n%s' % (job_id, fields,
                                                               text[-4000:]))
-    withheld = step_checks.read_reports(none)
-    self.assertEqual(sorted(withheld), [0, 1], text)
-    for r in withheld.values():
-      self.assertEqual(({'SLURM_JOB_GPUS': '0,1'}, '', 0),
-                       (r['slurm_gpus'], r['cvd_after'], r['num_gpus']), r)
-    self.assertEqual(2, text.count(
+    reports = step_checks.read_reports(none)
+    self.assertEqual(sorted(reports), [0], text)
+    self.assertEqual(({'SLURM_JOB_GPUS': '0,1'}, '', 0),
+                     (reports[0]['slurm_gpus'], reports[0]['cvd_after'],
+                      reports[0]['num_gpus']), reports[0])
+    self.assertEqual(1, text.count(
         "SLURM_JOB_GPUS='0,1' lists the job's GPUs on this node, but Slurm "
         'gave this step none'), text)
-    # The job's own step: the node's two GPUs, one per task.
-    owned = step_checks.read_reports(own)
-    self.assertEqual(['0', '1'], [r['cvd_after']
-                                  for _, r in sorted(owned.items())], text)
     self.assertEqual([], self.nvidia_smi_calls())
     self.assertEqual(self.lab.wait_until_idle(), [])
 

@@ -299,19 +299,20 @@ def _assign_jobs(job_runs, addresses, task_index):
 
 def _log_gpu_plan(step, plan, defaults):
   """Says what the GPU plan leaves unused, shared or withheld, once per task."""
-  if plan.withheld:
-    if step.gpus.withheld:
-      why = ('SLURM_JOB_GPUS=%r lists the job\'s GPUs on this node, but '
-             'CUDA_VISIBLE_DEVICES and SLURM_STEP_GPUS are unset' %
-             step.gpus.text)
-    else:
-      why = ('%s (SLURM_CONF or %s), and no CUDA_VISIBLE_DEVICES, '
-             'SLURM_STEP_GPUS or SLURM_JOB_GPUS is set' %
-             (slurm_step.GRES_TYPES, _DEFAULT_SLURM_CONF))
+  if plan.withheld and step.gpus.withheld:
     logging.warning(
-        'Slurm manages this node\'s GPUs but gave this step none: %s. This '
-        'task uses no GPU (CUDA_VISIBLE_DEVICES=\'\'); ask srun for GPUs '
-        '(e.g. --gres=gpu:N) to use them.', why)
+        'SLURM_JOB_GPUS=%r lists the job\'s GPUs on this node, but Slurm gave '
+        'this step none (no CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS): this task '
+        'uses no GPU (CUDA_VISIBLE_DEVICES=\'\'). Ask srun for GPUs (e.g. '
+        '--gres=gpu:N) to use them.', step.gpus.text)
+    return
+  if plan.withheld:
+    logging.info(
+        'slurm.conf (SLURM_CONF or %s) lists GresTypes=gpu, and no '
+        'CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS or SLURM_JOB_GPUS is set: Slurm '
+        'gave this step no GPUs on this node, so this task uses none '
+        '(CUDA_VISIBLE_DEVICES=\'\') and nvidia-smi is not counted.',
+        _DEFAULT_SLURM_CONF)
     return
   if step.gpus.bound_per_task:
     return

@@ -347,8 +347,8 @@ class WithheldGpuTest(slurm_resolver_test_util.ResolverTestCase):
     with self.assertLogs(level='WARNING') as logs:
       SlurmClusterResolver()
     self.assertLen(logs.output, 1)
-    self.assertIn("gave this step none: SLURM_JOB_GPUS='0,1' lists the job's "
-                  'GPUs on this node', logs.output[0])
+    self.assertIn("SLURM_JOB_GPUS='0,1' lists the job's GPUs on this node, but "
+                  'Slurm gave this step none', logs.output[0])
 
   def testGpusPerNodeInAStepGivenNoneOfTheJobsGpusIsRuntimeError(self):
     self.use_job_gpus_env()
@@ -373,13 +373,15 @@ class WithheldGpuTest(slurm_resolver_test_util.ResolverTestCase):
   def testWhereSlurmConfListsGpuAStepWithoutGpuVariablesGetsNone(self):
     conf = self.use_slurm_conf('ClusterName=lab\nGresTypes=gpu\n')
     self.use_env(step_env('n1', '2', 'n1 n1', 1, SLURM_CONF=conf))
-    with self.assertLogs(level='WARNING') as logs:
+    with self.assertLogs(level='INFO') as logs:
       resolver = SlurmClusterResolver()
     self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 0}, resolver.num_accelerators())
     self.run.assert_not_called()
     self.assertLen(logs.output, 1)
-    self.assertIn('GresTypes=gpu in slurm.conf', logs.output[0])
+    self.assertIn('lists GresTypes=gpu, and no CUDA_VISIBLE_DEVICES, '
+                  'SLURM_STEP_GPUS or SLURM_JOB_GPUS is set: Slurm gave this '
+                  'step no GPUs on this node', logs.output[0])
 
   def testWhereSlurmConfListsNoGpuNvidiaSmiCountsTheNodesGpus(self):
     conf = self.use_slurm_conf('GresTypes=mps,shard\n#GresTypes=gpu\n')

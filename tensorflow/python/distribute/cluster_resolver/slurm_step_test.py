@@ -407,8 +407,9 @@ class ReadGpusTest(parameterized.TestCase):
                                  'GPU_DEVICE_ORDINAL': '0,1'})
     self.assertEqual(('7',), gpus.visible)
 
-  @parameterized.named_parameters(('_step', 'SLURM_STEP_GPUS'),
-                                  ('_job_in_the_batch_script', 'SLURM_JOB_GPUS'))
+  @parameterized.named_parameters(
+      ('_step', 'SLURM_STEP_GPUS'),
+      ('_job_in_the_batch_script', 'SLURM_JOB_GPUS'))
   def testWithoutCudaVisibleDevicesSlurmsGpuVariablesCount(self, name):
     self.assertEqual(('0', '1'), slurm_step.read_gpus({name: '0,1'}).visible)
 
