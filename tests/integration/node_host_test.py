@@ -95,17 +95,18 @@ class NodeHostTest(absltest.TestCase):
       out = ''.join(line.split(': ', 1)[1] + '\n'
                     for line in result.stdout.splitlines()
                     if line.startswith('%d: ' % task))
+      why = out + result.describe()
       mapped, unmapped = out.split('status=')[:2]
-      self.assertIn('%s-ib:8888' % node, mapped, out)
+      self.assertIn('%s-ib:8888' % node, mapped, why)
       self.assertIn('Host lookup: 2 of 2 hosts resolve on this node\n',
-                    mapped, out)
-      self.assertTrue(unmapped.startswith('0\n'), out)
+                    mapped, why)
+      self.assertTrue(unmapped.startswith('0\n'), why)
       self.assertIn('Host lookup: 0 of 2 hosts resolve on this node\n',
-                    unmapped, out)
+                    unmapped, why)
       for other in NODES:
         self.assertRegex(unmapped, r'\n  %s\.ib\.example: \S' %
-                         re.escape(other), out)
-      self.assertTrue(out.rstrip().endswith('status=1'), out)
+                         re.escape(other), why)
+      self.assertTrue(out.rstrip().endswith('status=1'), why)
 
   def test_mwms_trains_across_nodes_reachable_only_by_mapped_names(self):
     out = os.path.join(self.tmp, 'results')
