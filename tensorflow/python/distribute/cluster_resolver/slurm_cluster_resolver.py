@@ -360,7 +360,8 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
     gpus_per_node: The user's value or None.
     gpus_per_task: The user's value or None.
     count_node_gpus: Returns this node's GPU count when nothing in the
-      environment says (nvidia-smi); called only then.
+      environment says (nvidia-smi), or None where Slurm manages GPUs
+      (`slurm_step.plan_gpus`); called only then.
     het_jobs: The job of each heterogeneous component, or None.
     node_host: As `SlurmClusterResolver`'s argument.
 
@@ -451,8 +452,9 @@ def get_num_gpus():
   """Returns the number of GPUs this process may use on the current node.
 
   The GPUs Slurm made visible to this task (`CUDA_VISIBLE_DEVICES`; `''` and
-  `NoDevFiles` mean none), else the number `nvidia-smi --list-gpus` reports
-  (0 without nvidia-smi).
+  `NoDevFiles` mean none), else 0 where Slurm manages GPUs (slurm.conf's
+  GresTypes lists gpu), else the number `nvidia-smi --list-gpus` reports (0
+  without nvidia-smi).
   """
   visible = slurm_step.read_gpus(os.environ).visible
   if visible is None:
@@ -527,7 +529,8 @@ class SlurmClusterResolver(ClusterResolver):
         chosen from the job and step ids, the same in every task and after a
         requeue.
       gpus_per_node: Number of GPUs available on each node. Defaults to the
-        GPUs Slurm gave the node (`CUDA_VISIBLE_DEVICES`), else the number
+        GPUs Slurm gave the node (`CUDA_VISIBLE_DEVICES`), else 0 where Slurm
+        manages GPUs (slurm.conf's GresTypes lists gpu), else the number
         nvidia-smi reports, else 0.
       gpus_per_task: Number of GPUs to be used for each task. Defaults to the
         GPUs Slurm bound to the task, else to `gpus_per_node` divided by the
