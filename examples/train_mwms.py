@@ -53,6 +53,9 @@ def _parse_args(argv):
                       help='examples per worker and step')
   parser.add_argument('--port-base', type=int, default=8888,
                       help='first port of the TensorFlow servers on a node')
+  parser.add_argument('--node-host', default=None,
+                      help="the host of each node's addresses, e.g. "
+                      "'{node}-ib' (default: the node names)")
   parser.add_argument('--seed', type=int, default=1)
   parser.add_argument('--out', default=None,
                       help='also write the result to OUT/<SLURM_PROCID>.json')
@@ -86,7 +89,7 @@ def main(argv):
   gpus_from_slurm = os.environ.get('CUDA_VISIBLE_DEVICES')
   # Before anything touches a GPU: the resolver sets CUDA_VISIBLE_DEVICES.
   resolver = tf.distribute.cluster_resolver.SlurmClusterResolver(
-      port_base=args.port_base)
+      port_base=args.port_base, node_host=args.node_host)
   strategy = tf.distribute.MultiWorkerMirroredStrategy(
       cluster_resolver=resolver)
   # How many workers are in the cluster the strategy runs on (MWMS counts

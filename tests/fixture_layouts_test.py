@@ -111,9 +111,14 @@ class FixtureLayoutTest(parameterized.TestCase):
 
   def setUp(self):
     super().setUp()
-    # Whatever the machine has, the recorded steps had no nvidia-smi.
+    # Whatever the machine has, the recorded steps had no nvidia-smi, and
+    # their slurm.conf (SLURM_CONF) is not read: where it lists
+    # GresTypes=gpu, the tasks without GPU variables would hide the node's
+    # GPUs (slurm_gpus_test.py), which this rule leaves out.
     self.enter_context(
         mock.patch.object(subprocess, 'run', side_effect=_no_nvidia_smi))
+    self.enter_context(mock.patch.object(
+        slurm_cluster_resolver, '_slurm_manages_gpus', return_value=False))
 
   def _resolve_every_task(self, envs, **kwargs):
     """Resolves in each task's environment; returns (env, resolver, CVD)."""

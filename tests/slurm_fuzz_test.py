@@ -321,10 +321,13 @@ class SlurmFuzzTest(absltest.TestCase):
 
   def setUp(self):
     super().setUp()
-    # The recorded steps had neither nvidia-smi nor scontrol.
+    # The recorded steps had neither nvidia-smi nor scontrol, and no
+    # slurm.conf of this machine is read.
     self.enter_context(mock.patch.object(
         slurm_cluster_resolver.subprocess, 'run',
         side_effect=FileNotFoundError(2, 'No such file or directory')))
+    self.enter_context(mock.patch.object(
+        slurm_cluster_resolver, '_slurm_manages_gpus', return_value=False))
     self.enter_context(mock.patch.dict(os.environ))
     self.addCleanup(signal.signal, signal.SIGALRM,
                     signal.signal(signal.SIGALRM, _on_timer))

@@ -107,11 +107,11 @@ LAYOUTS = (
     _case('het_gpus_in_one_component',
           ['-w', 'n9', '-N1', '-n1', ':', '-w', 'n10,n11', '-N2', '-n3',
            '--gpus-per-task=1'],
-          ['n9', 'n10', 'n10', 'n11'], expect_gpus=[None, '0', '1', '0']),
+          ['n9', 'n10', 'n10', 'n11'], expect_gpus=['', '0', '1', '0']),
     _case('het_gpu_component_with_more_tasks_than_gpus',
           ['-w', 'n9', '-N1', '-n1', ':', '-w', 'n10', '-N1', '-n3',
            '--gres=gpu:2'],
-          ['n9', 'n10', 'n10', 'n10'], expect_gpus=[None, '0', '1', '0']),
+          ['n9', 'n10', 'n10', 'n10'], expect_gpus=['', '0', '1', '0']),
     # The mixed partition: zero padding, text after the number, two numbers.
     _case('mixed_partition_N6_n7', ['-p', 'mixed', '-N6', '-n7'],
           ['c09', 'c09', 'c10', 'c11', 'gpu1-ib', 'gpu2-ib', 'rack1-node01']),

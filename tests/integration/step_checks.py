@@ -190,7 +190,9 @@ def _gpu_problems(good, expect_gpus):
     before, after = r['cvd_before'], r['cvd_after']
     count = r['num_accelerators'].get('GPU', 0)
     if before is None:
-      if after is not None or count:
+      # '' where the node's GPUs are Slurm's (the lab's slurm.conf lists
+      # GresTypes=gpu): the task uses none of them.
+      if after not in (None, '') or count:
         problems.append('rank %s: Slurm gave no GPUs, the resolver set '
                         'CUDA_VISIBLE_DEVICES=%r and %d GPUs' %
                         (procid, after, count))

@@ -44,6 +44,9 @@ _HOST_RE = re.compile(r'[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]')
 _DERIVED_PORTS_START = 20000
 _DERIVED_PORTS_END = 32768
 _DERIVED_PORTS_BLOCK = 64
+# The slurm.conf of Slurm clients where SLURM_CONF is unset (Debian, most
+# builds: --sysconfdir=/etc/slurm).
+_DEFAULT_SLURM_CONF = '/etc/slurm/slurm.conf'
 # The methods through which the resolver reads the step, as in TensorFlow 2.x.
 _STEP_METHODS = ('_resolve_own_rank', '_resolve_num_tasks', '_resolve_hostlist',
                  '_resolve_task_configuration')
@@ -303,7 +306,22 @@ def _assign_jobs(job_runs, addresses, task_index):
 
 
 def _log_gpu_plan(step, plan, defaults):
-  """Says what the GPU plan leaves unused or shared, once per task."""
+  """Says what the GPU plan leaves unused, shared or withheld, once per task."""
+  if plan.withheld and step.gpus.withheld:
+    logging.warning(
+        'SLURM_JOB_GPUS=%r lists the job\'s GPUs on this node, but Slurm gave '
+        'this step none (no CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS): this task '
+        'uses no GPU (CUDA_VISIBLE_DEVICES=\'\'). Ask srun for GPUs (e.g. '
+        '--gres=gpu:N) to use them.', step.gpus.text)
+    return
+  if plan.withheld:
+    logging.info(
+        'slurm.conf (SLURM_CONF or %s) lists GresTypes=gpu, and no '
+        'CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS or SLURM_JOB_GPUS is set: Slurm '
+        'gave this step no GPUs on this node, so this task uses none '
+        '(CUDA_VISIBLE_DEVICES=\'\') and nvidia-smi is not counted.',
+        _DEFAULT_SLURM_CONF)
+    return
   if step.gpus.bound_per_task:
     return
   gpus = len(plan.node_gpus or ())
@@ -350,7 +368,8 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
     gpus_per_node: The user's value or None.
     gpus_per_task: The user's value or None.
     count_node_gpus: Returns this node's GPU count when nothing in the
-      environment says (nvidia-smi); called only then.
+      environment says (nvidia-smi), or None where Slurm manages GPUs
+      (`slurm_step.plan_gpus`); called only then.
     het_jobs: The job of each heterogeneous component, or None.
     node_host: As `SlurmClusterResolver`'s argument.
 
@@ -384,6 +403,38 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
   return Resolution(cluster, task_type, task_id, gpus, addresses)
 
 
+def _slurm_manages_gpus(environ):
+  """Whether slurm.conf's GresTypes lists gpu; None if it cannot be read."""
+  path = environ.get('SLURM_CONF', _DEFAULT_SLURM_CONF)
+  if not os.path.isfile(path):  # Not a FIFO or a device, which could block.
+    return None
+  try:
+    with open(path, encoding='utf-8', errors='replace') as conf:
+      return 'gpu' in slurm_step.gres_types(conf.read())
+  except OSError:
+    return None
+
+
+def _count_unmanaged_gpus():
+  """Counts this node's GPUs where Slurm does not manage GPUs, else None.
+
+  With no GPU variable, a step on a node whose GPUs Slurm manages has none
+  (other jobs may hold them); only where slurm.conf cannot be read or lists
+  no gpu GRES does nvidia-smi count them.
+  """
+  manages = _slurm_manages_gpus(os.environ)
+  if manages:
+    return None
+  count = _count_nvidia_gpus()
+  if count and manages is None:
+    logging.warning(
+        'No GPU variable is set and slurm.conf (SLURM_CONF or %s) cannot be '
+        'read to tell whether Slurm manages GPUs: using the %d GPUs that '
+        'nvidia-smi lists. Pass gpus_per_node=0 if Slurm gives them to other '
+        'jobs.', _DEFAULT_SLURM_CONF, count)
+  return count
+
+
 def _count_nvidia_gpus(timeout=slurm_hostlist.SUBPROCESS_TIMEOUT_SECS):
   """Counts this node's GPUs with `nvidia-smi --list-gpus`; 0 without it."""
   command = ['nvidia-smi', '--list-gpus']
@@ -409,11 +460,14 @@ def get_num_gpus():
   """Returns the number of GPUs this process may use on the current node.
 
   The GPUs Slurm made visible to this task (`CUDA_VISIBLE_DEVICES`; `''` and
-  `NoDevFiles` mean none), else the number `nvidia-smi --list-gpus` reports
-  (0 without nvidia-smi).
+  `NoDevFiles` mean none), else 0 where Slurm manages GPUs (slurm.conf's
+  GresTypes lists gpu), else the number `nvidia-smi --list-gpus` reports (0
+  without nvidia-smi).
   """
   visible = slurm_step.read_gpus(os.environ).visible
-  return _count_nvidia_gpus() if visible is None else len(visible)
+  if visible is None:
+    return _count_unmanaged_gpus() or 0
+  return len(visible)
 
 
 @tf_export('distribute.cluster_resolver.SlurmClusterResolver')
@@ -483,7 +537,8 @@ class SlurmClusterResolver(ClusterResolver):
         chosen from the job and step ids, the same in every task and after a
         requeue.
       gpus_per_node: Number of GPUs available on each node. Defaults to the
-        GPUs Slurm gave the node (`CUDA_VISIBLE_DEVICES`), else the number
+        GPUs Slurm gave the node (`CUDA_VISIBLE_DEVICES`), else 0 where Slurm
+        manages GPUs (slurm.conf's GresTypes lists gpu), else the number
         nvidia-smi reports, else 0.
       gpus_per_task: Number of GPUs to be used for each task. Defaults to the
         GPUs Slurm bound to the task, else to `gpus_per_node` divided by the
@@ -531,7 +586,7 @@ class SlurmClusterResolver(ClusterResolver):
     if jobs is None and het_jobs is None:
       jobs = {'worker': self._resolve_num_tasks()}
     resolution = resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-                         _count_nvidia_gpus, het_jobs, node_host)
+                         _count_unmanaged_gpus, het_jobs, node_host)
     self._resolution = resolution
     self._cluster_spec = _cluster_spec(resolution.cluster)
     self.task_type = resolution.task_type

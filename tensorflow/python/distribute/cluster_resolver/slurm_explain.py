@@ -141,8 +141,12 @@ def _write_summary(environ, step, resolution, out):
   out.write('Jobs: %s\n' % ', '.join(
       '%s=%d' % (name, len(a)) for name, a in resolution.cluster))
   if step.gpus.visible is None:
-    gpus_note = ('no CUDA_VISIBLE_DEVICES: the resolver counts GPUs with '
-                 'nvidia-smi (not run here)')
+    gpus_note = ('no CUDA_VISIBLE_DEVICES: none where slurm.conf lists '
+                 'GresTypes=gpu, else the resolver counts GPUs with '
+                 'nvidia-smi (neither read here)')
+  elif step.gpus.withheld:
+    gpus_note = ('SLURM_JOB_GPUS=%s is the job\'s; Slurm gave this step none'
+                 % step.gpus.text)
   else:
     gpus_note = '%s=%s, %s' % (
         step.gpus.source, _format_gpus(step.gpus.visible),

@@ -19,8 +19,10 @@ import io
 import itertools
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 from unittest import mock
 
 from absl.testing import absltest
@@ -287,6 +289,69 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.run.assert_called_once()
     self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'],
                      self.run.call_args[0][0])
+
+  def testNodeHostIsTheHostOfEveryAddress(self):
+    status, out, _ = self.explain(['--all', '--node-host', '{node}-ib'],
+                                  slurm_test_util.cyclic_env(1))
+    self.assertEqual(0, status)
+    self.assertEqual(
+        ['n1-ib:8888', 'n2-ib:8888', 'n1-ib:8889', 'n1-ib:8890',
+         'n1-ib:8891'],
+        [row[3] for _, row in sorted(
+            slurm_test_util.explain_rows(out).items())])
+
+  def testWithoutCheckHostsNothingIsLookedUp(self):
+    with mock.patch.object(socket, 'getaddrinfo') as getaddrinfo:
+      status, out, _ = self.explain(['--all'], slurm_test_util.cyclic_env(1))
+    self.assertEqual(0, status)
+    self.assertNotIn('Host lookup', out)
+    getaddrinfo.assert_not_called()
+
+  def testCheckHostsLooksUpEveryHostOnceByNameOnly(self):
+    with mock.patch.object(socket, 'getaddrinfo',
+                           return_value=[]) as getaddrinfo:
+      status, out, _ = self.explain(
+          ['--check-hosts', '--node-host', '{node}-ib'],
+          slurm_test_util.cyclic_env(1))
+    self.assertEqual(0, status)
+    self.assertIn('\nHost lookup: 2 of 2 hosts resolve on this node\n', out)
+    self.assertCountEqual(
+        [mock.call('n1-ib', None, proto=socket.IPPROTO_TCP),
+         mock.call('n2-ib', None, proto=socket.IPPROTO_TCP)],
+        getaddrinfo.call_args_list)
+
+  def testCheckHostsNamesTheHostsThatDoNotResolveAndFails(self):
+
+    def getaddrinfo(host, *_, **__):
+      if host == 'n2':
+        raise socket.gaierror(socket.EAI_NONAME,
+                              'Name or service not known')
+      return []
+
+    with mock.patch.object(socket, 'getaddrinfo', side_effect=getaddrinfo):
+      status, out, _ = self.explain(['--check-hosts'],
+                                    slurm_test_util.cyclic_env(1))
+    self.assertEqual(1, status)
+    self.assertIn('\nHost lookup: 1 of 2 hosts resolve on this node\n'
+                  '  n2: Name or service not known\n', out)
+
+  def testCheckHostsStopsWaitingAtItsBoundAndNamesTheHostsNotAnswered(self):
+    release = threading.Event()
+    self.addCleanup(release.set)
+
+    def getaddrinfo(host, *_, **__):
+      if host == 'n2':
+        release.wait(60)  # A resolver that never answers, until cleanup.
+      return []
+
+    with mock.patch.object(slurm_explain, '_LOOKUP_SECONDS', 0.5), \
+        mock.patch.object(socket, 'getaddrinfo', side_effect=getaddrinfo):
+      status, out, _ = self.explain(['--check-hosts'],
+                                    slurm_test_util.cyclic_env(1))
+    self.assertFalse(release.is_set())  # It returned while n2 still hung.
+    self.assertEqual(1, status)
+    self.assertIn('\nHost lookup: 1 of 2 hosts resolve on this node\n', out)
+    self.assertRegex(out, r"\n  not answered within \S+ s: \['n2'\]\n")
 
   def testBadOptionIsAUsageError(self):
     with mock.patch.object(sys, 'stderr', io.StringIO()) as err:

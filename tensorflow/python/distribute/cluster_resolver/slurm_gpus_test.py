@@ -327,6 +327,85 @@ class GpuCountTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual(0, slurm_cluster_resolver.get_num_gpus())
 
 
+class WithheldGpuTest(slurm_resolver_test_util.ResolverTestCase):
+  """A step Slurm gave no GPUs on a node whose GPUs it manages gets none."""
+
+  def use_job_gpus_env(self, rank=1, **more):
+    """A step of a job that has GPUs 0,1 on n1, given none of them."""
+    self.use_env(step_env('n1', '2', 'n1 n1', rank, SLURM_JOB_GPUS='0,1',
+                          **more))
+
+  def testStepGivenNoneOfTheJobsGpusHidesThemAll(self):
+    self.use_job_gpus_env()
+    resolver = SlurmClusterResolver()
+    self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 0}, resolver.num_accelerators())
+    self.run.assert_not_called()
+
+  def testStepGivenNoneOfTheJobsGpusSaysSoOnce(self):
+    self.use_job_gpus_env()
+    with self.assertLogs(level='WARNING') as logs:
+      SlurmClusterResolver()
+    self.assertLen(logs.output, 1)
+    self.assertIn("SLURM_JOB_GPUS='0,1' lists the job's GPUs on this node, but "
+                  'Slurm gave this step none', logs.output[0])
+
+  def testGpusPerNodeInAStepGivenNoneOfTheJobsGpusIsRuntimeError(self):
+    self.use_job_gpus_env()
+    self.assertResolverFails(
+        RuntimeError, r"gpus_per_node=1 but this node has 0 \(SLURM_JOB_GPUS="
+        r"'0,1': the job's, and this step has none of them\)",
+        gpus_per_node=1)
+
+  def testGpusPerTaskInAStepGivenNoneOfTheJobsGpusIsRuntimeError(self):
+    self.use_job_gpus_env()
+    self.assertResolverFails(RuntimeError, r'> 0 GPUs per node',
+                             gpus_per_task=1)
+
+  def testJobGpusInTheBatchScriptAreItsOwn(self):
+    env = dict(slurm_test_util.BATCH_ENV)
+    del env['CUDA_VISIBLE_DEVICES']
+    self.use_env(env)
+    SlurmClusterResolver()
+    # Rank 0 of the job's 2 tasks on n1 takes the first of the node's GPUs.
+    self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
+
+  def testWhereSlurmConfListsGpuAStepWithoutGpuVariablesGetsNone(self):
+    conf = self.use_slurm_conf('ClusterName=lab\nGresTypes=gpu\n')
+    self.use_env(step_env('n1', '2', 'n1 n1', 1, SLURM_CONF=conf))
+    with self.assertLogs(level='INFO') as logs:
+      resolver = SlurmClusterResolver()
+    self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 0}, resolver.num_accelerators())
+    self.run.assert_not_called()
+    self.assertLen(logs.output, 1)
+    self.assertIn('lists GresTypes=gpu, and no CUDA_VISIBLE_DEVICES, '
+                  'SLURM_STEP_GPUS or SLURM_JOB_GPUS is set: Slurm gave this '
+                  'step no GPUs on this node', logs.output[0])
+
+  def testWhereSlurmConfListsNoGpuNvidiaSmiCountsTheNodesGpus(self):
+    conf = self.use_slurm_conf('GresTypes=mps,shard\n#GresTypes=gpu\n')
+    self.set_run_result(
+        slurm_test_util.completed(stdout=slurm_test_util.NVIDIA_SMI_TWO_GPUS))
+    self.assertEveryTask(step_envs('n1', '2', 'n1 n1', SLURM_CONF=conf),
+                         gpus=['0', '1'])
+
+  def testWithoutASlurmConfNvidiaSmiCountsAndWarnsItCouldNotTell(self):
+    self.set_run_result(
+        slurm_test_util.completed(stdout=slurm_test_util.NVIDIA_SMI_TWO_GPUS))
+    self.use_env(step_env('n1', '2', 'n1 n1', 1))
+    with self.assertLogs(level='WARNING') as logs:
+      SlurmClusterResolver()
+    self.assertEqual('1', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertIn('cannot be read to tell whether Slurm manages GPUs: using '
+                  'the 2 GPUs that nvidia-smi lists', '\n'.join(logs.output))
+
+  def testGetNumGpusWhereSlurmConfListsGpuIsZero(self):
+    self.use_env({'SLURM_CONF': self.use_slurm_conf('GresTypes=gpu\n')})
+    self.assertEqual(0, slurm_cluster_resolver.get_num_gpus())
+    self.run.assert_not_called()
+
+
 class GpuEnvironmentTest(slurm_resolver_test_util.ResolverTestCase):
   """CUDA_VISIBLE_DEVICES is written once, and only on success."""
 

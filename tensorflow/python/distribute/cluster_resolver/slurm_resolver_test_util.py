@@ -38,6 +38,14 @@ class ResolverTestCase(parameterized.TestCase):
             side_effect=FileNotFoundError(2, 'No such file or directory')))
     # Whatever a test does to os.environ is undone after it.
     self.enter_context(mock.patch.dict(os.environ))
+    # Nor is this machine's slurm.conf read where SLURM_CONF is unset.
+    self.enter_context(mock.patch.object(
+        slurm_cluster_resolver, '_DEFAULT_SLURM_CONF',
+        os.path.join(self.create_tempdir().full_path, 'no-slurm.conf')))
+
+  def use_slurm_conf(self, text):
+    """Returns the path of a slurm.conf of `text`, for SLURM_CONF."""
+    return self.create_tempfile('slurm.conf', content=text).full_path
 
   def use_env(self, env):
     """Makes `env` the whole environment for the rest of the test."""

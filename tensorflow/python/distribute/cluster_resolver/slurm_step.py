@@ -68,6 +68,8 @@ MAX_TASKS = slurm_hostlist.MAX_HOSTS
 MAX_TASKS_PER_NODE = 65533
 # TCP ports.
 MAX_PORT = 65535
+# The source of a GPU plan where slurm.conf says Slurm manages GPUs.
+GRES_TYPES = 'GresTypes=gpu in slurm.conf'
 # GPUs of one node, or of one task (MIG instances included).
 MAX_GPUS_PER_NODE = 1024
 # Slurm's job and step ids are 32-bit.
@@ -149,6 +151,8 @@ class SlurmGpus:
       (`--gpus=N`: `SLURM_GPUS`), which Slurm may spread unevenly over the
       nodes; None otherwise.
     text: The value of `source`, as it stands.
+    withheld: Whether Slurm gave the job GPUs on this node but this step
+      none of them (`visible` is then `()`).
   """
   visible: Optional[Tuple[str, ...]] = None
   source: str = 'CUDA_VISIBLE_DEVICES'
@@ -156,6 +160,7 @@ class SlurmGpus:
   on_node: Optional[int] = None
   step_total: Optional[int] = None
   text: Optional[str] = None
+  withheld: bool = False
 
   @property
   def emptied(self):
@@ -738,7 +743,8 @@ def _slurm_gpu_ids(environ):
   second, Slurm's list is the second: a second resolver of the same task (in
   this process or a child) then deals Slurm's list again, not the first
   one's share. Otherwise `CUDA_VISIBLE_DEVICES` counts as it stands (`''`
-  hides every GPU), then `SLURM_STEP_GPUS`, then `SLURM_JOB_GPUS`.
+  hides every GPU), then `SLURM_STEP_GPUS`, then `SLURM_JOB_GPUS` (see
+  `read_gpus` for what that one means in a step).
 
   Returns:
     (variable, ids), or (None, None) when none of them is set.
@@ -780,8 +786,21 @@ def _parse_gpu_total(text):
                      'COUNT in 0..%d' % most) from None
 
 
+def _is_srun_step(environ):
+  """Whether the task runs in a step srun started (not the batch script)."""
+  return ('SLURM_STEP_NODELIST' in environ or
+          'SLURM_STEP_TASKS_PER_NODE' in environ)
+
+
 def read_gpus(environ):
-  """Reads what Slurm says of this task's GPUs into a `SlurmGpus`."""
+  """Reads what Slurm says of this task's GPUs into a `SlurmGpus`.
+
+  `SLURM_JOB_GPUS` lists the job's GPUs on this node. The batch script has
+  them all; in a step that srun started, Slurm sets `CUDA_VISIBLE_DEVICES`
+  and `SLURM_STEP_GPUS` to the step's own and unsets both when the step has
+  none (`--gres=none`, `--gpus=0`, `--gres=gpu:0`). There `SLURM_JOB_GPUS`
+  alone means that this task has none.
+  """
   on_node = environ.get('SLURM_GPUS_ON_NODE')
   if on_node is not None:
     on_node = parse_int('SLURM_GPUS_ON_NODE', on_node, 0, MAX_GPUS_PER_NODE)
@@ -791,6 +810,9 @@ def read_gpus(environ):
   source, visible = _slurm_gpu_ids(environ)
   if visible is None:
     return SlurmGpus(on_node=on_node, step_total=step_total)
+  if source == 'SLURM_JOB_GPUS' and _is_srun_step(environ):
+    return SlurmGpus((), source, False, on_node, step_total,
+                     environ[source].strip(), withheld=True)
   bound = (_binds_gpus_per_task(environ.get('SLURMD_TRES_BIND', '')) or
            (on_node is not None and on_node > len(visible)))
   return SlurmGpus(visible, source, bound, on_node, step_total,
@@ -831,6 +853,8 @@ class GpuPlan:
     shared: Whether, with fewer GPUs than tasks, the node's tasks share
       GPUs round-robin.
     sharers: How many tasks of the node use this task's GPU (1: its own).
+    withheld: Whether Slurm manages this node's GPUs but gave this step none
+      (`task_gpus` is then `()`).
   """
   per_task: int
   node_gpus: Optional[Tuple[str, ...]] = None
@@ -840,6 +864,7 @@ class GpuPlan:
   on_node: int = 0
   shared: bool = False
   sharers: int = 1
+  withheld: bool = False
 
   def of_local_task(self, local):
     """Returns the GPUs of the node's task of local index `local`, or None."""
@@ -868,6 +893,20 @@ def _bound_gpu_plan(gpus, gpus_per_node, gpus_per_task):
                  source=gpus.source)
 
 
+def gres_types(conf_text):
+  """Returns the GRES types a slurm.conf text lists (`GresTypes=gpu,...`).
+
+  Only the text's own lines count, not the files it includes; keys are
+  case-insensitive, as Slurm reads them.
+  """
+  types = ()
+  for line in conf_text.splitlines():
+    key, equals, value = line.split('#', 1)[0].partition('=')
+    if equals and key.strip().lower() == 'grestypes':
+      types = tuple(name.strip().lower() for name in value.split(','))
+  return types
+
+
 def _node_gpus(gpus, gpus_per_node, count_node_gpus):
   """Returns (the GPU ids of this node to deal, where they came from).
 
@@ -879,23 +918,30 @@ def _node_gpus(gpus, gpus_per_node, count_node_gpus):
     source = 'gpus_per_node'
     if gpus_per_node is None:
       gpus_per_node, source = count_node_gpus(), 'nvidia-smi --list-gpus'
+      if gpus_per_node is None:
+        return (), GRES_TYPES
     visible = tuple(str(i) for i in range(gpus_per_node))
   if gpus_per_node is None:
     gpus_per_node = len(visible)
   elif gpus_per_node > len(visible):
     raise RuntimeError(
         'Requested more GPUs per node than available: gpus_per_node=%d but '
-        'this node has %d (%s=%r)' %
+        'this node has %d (%s=%r%s)' %
         (gpus_per_node, len(visible), source,
-         ','.join(visible) if gpus.text is None else gpus.text))
+         ','.join(visible) if gpus.text is None else gpus.text,
+         ': the job\'s, and this step has none of them' if gpus.withheld
+         else ''))
   return visible[:gpus_per_node], source
 
 
 def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   """Decides how many GPUs every task uses, and which this task gets.
 
-  GPUs that Slurm bound to this task stay with it. GPUs that Slurm gave the
-  node are dealt among the node's tasks by local index, by value: each task
+  GPUs that Slurm bound to this task stay with it. Where Slurm manages the
+  node's GPUs but gave this step none (`SlurmGpus.withheld`, or slurm.conf's
+  GresTypes when no variable names GPUs), the task gets none. GPUs that
+  Slurm gave the node are dealt among the node's tasks by local index, by
+  value: each task
   of the step gets k = G // T GPUs, where G is the node's GPU count and T the
   number of tasks on the step's busiest node (of the task's heterogeneous
   component), so that every worker has the same number. When k would be 0
@@ -908,7 +954,9 @@ def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
     gpus_per_node: The user's value or None.
     gpus_per_task: The user's value or None.
     count_node_gpus: Returns the number of GPUs on this node when nothing in
-      the environment says (nvidia-smi); called only then.
+      the environment says (nvidia-smi), or None when Slurm manages this
+      node's GPUs (`GRES_TYPES`), so that this step has none; called only
+      then.
 
   Returns:
     A `GpuPlan`.
@@ -923,7 +971,9 @@ def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   if gpus.bound_per_task:
     return _bound_gpu_plan(gpus, gpus_per_node, gpus_per_task)
   node_gpus, source = _node_gpus(gpus, gpus_per_node, count_node_gpus)
-  if not node_gpus and gpus.visible is None and gpus_per_node is None:
+  withheld = gpus.withheld or source == GRES_TYPES
+  if (not node_gpus and gpus.visible is None and gpus_per_node is None and
+      not withheld):
     # No GPU anywhere: CUDA_VISIBLE_DEVICES stays as it is.
     return GpuPlan(0, source=source)
   node, local = step.place
@@ -939,6 +989,9 @@ def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   shared = defaults and bool(node_gpus) and not per_task
   if shared:
     per_task = 1
+  if withheld:
+    return GpuPlan(per_task, task_gpus=(), source=source, busiest=busiest,
+                   on_node=on_node, withheld=True)
   if not node_gpus and gpus.visible is not None:
     # Slurm's value already hides every GPU.
     return GpuPlan(per_task, source=source, busiest=busiest, on_node=on_node)
@@ -1077,8 +1130,8 @@ def read_step(environ,
         environ,
         slurm_launcher.read_launch(environ, hostname or socket.gethostname()),
         tasks_per_node)
-  variables = (_STEP_VARIABLES if 'SLURM_STEP_NODELIST' in environ or
-               'SLURM_STEP_TASKS_PER_NODE' in environ else _JOB_VARIABLES)
+  variables = (_STEP_VARIABLES if _is_srun_step(environ) else
+               _JOB_VARIABLES)
   _require(environ, 'SLURM_PROCID',
            ' Launch the program with srun (inside sbatch or salloc).')
   nodes, counts, counts_source = _node_counts(environ, variables,

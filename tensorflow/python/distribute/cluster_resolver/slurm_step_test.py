@@ -17,6 +17,7 @@
 import os
 import re
 import signal
+from unittest import mock
 
 from absl.testing import absltest
 from absl.testing import parameterized
@@ -412,10 +413,22 @@ class ReadGpusTest(parameterized.TestCase):
                                  'GPU_DEVICE_ORDINAL': '0,1'})
     self.assertEqual(('7',), gpus.visible)
 
-  @parameterized.named_parameters(('_step', 'SLURM_STEP_GPUS'),
-                                  ('_job', 'SLURM_JOB_GPUS'))
+  @parameterized.named_parameters(
+      ('_step', 'SLURM_STEP_GPUS'),
+      ('_job_in_the_batch_script', 'SLURM_JOB_GPUS'))
   def testWithoutCudaVisibleDevicesSlurmsGpuVariablesCount(self, name):
     self.assertEqual(('0', '1'), slurm_step.read_gpus({name: '0,1'}).visible)
+
+  def testJobGpusAloneInAStepMeanTheStepWasGivenNone(self):
+    gpus = slurm_step.read_gpus({'SLURM_JOB_GPUS': '0,1',
+                                 'SLURM_STEP_NODELIST': 'n1'})
+    self.assertEqual(((), True), (gpus.visible, gpus.withheld))
+
+  def testJobGpusBesideTheStepsOwnAreNotWithheld(self):
+    gpus = slurm_step.read_gpus({'SLURM_JOB_GPUS': '0,1',
+                                 'SLURM_STEP_GPUS': '1',
+                                 'SLURM_STEP_NODELIST': 'n1'})
+    self.assertEqual((('1',), False), (gpus.visible, gpus.withheld))
 
   def testWithoutAnyGpuVariableNothingIsKnown(self):
     self.assertIsNone(slurm_step.read_gpus({}).visible)
@@ -444,6 +457,51 @@ class ReadGpusTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError,
                                 r"CUDA_VISIBLE_DEVICES='%s'" % value):
       slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': value})
+
+
+class GresTypesTest(parameterized.TestCase):
+  """`gres_types`: the GRES types a slurm.conf text lists."""
+
+  def testListsTheTypesInLowerCase(self):
+    self.assertEqual(('gpu', 'mps'), slurm_step.gres_types(
+        'ClusterName=lab\ngrestypes=GPU, mps  # the GPUs\n'))
+
+  def testCommentedOutLinesDoNotCount(self):
+    self.assertEqual((), slurm_step.gres_types('#GresTypes=gpu\n'))
+
+  def testTheLastSettingWins(self):
+    self.assertEqual(('shard',), slurm_step.gres_types(
+        'GresTypes=gpu\nGresTypes=shard\n'))
+
+  def testWithoutGresTypesThereAreNone(self):
+    self.assertEqual((), slurm_step.gres_types('NodeName=n1 Gres=gpu:4\n'))
+
+
+class PlanWithheldGpusTest(absltest.TestCase):
+  """`plan_gpus` where Slurm manages the node's GPUs and gave none."""
+
+  def step(self, **environ):
+    return slurm_step.read_step(dict(
+        SLURM_PROCID='1', SLURM_STEP_NODELIST='n1', SLURM_STEP_NUM_TASKS='2',
+        SLURM_STEP_TASKS_PER_NODE='2', SLURMD_NODENAME='n1', SLURM_NODEID='0',
+        SLURM_LOCALID='1', **environ))
+
+  def testCountThatSaysSlurmManagesGpusGivesTheTaskNone(self):
+    plan = slurm_step.plan_gpus(self.step(), None, None, lambda: None)
+    self.assertEqual(((), True, slurm_step.GRES_TYPES),
+                     (plan.task_gpus, plan.withheld, plan.source))
+
+  def testWithheldJobGpusAreNotCounted(self):
+    count = mock.Mock(return_value=4)
+    plan = slurm_step.plan_gpus(self.step(SLURM_JOB_GPUS='0,1'), None, None,
+                                count)
+    self.assertEqual(((), True), (plan.task_gpus, plan.withheld))
+    count.assert_not_called()
+
+  def testExplicitZeroGpusPerNodeIsNoneToo(self):
+    plan = slurm_step.plan_gpus(self.step(SLURM_JOB_GPUS='0,1'), 0, None,
+                                lambda: 4)
+    self.assertEqual((), plan.task_gpus)
 
 
 class BlockStepTest(absltest.TestCase):
