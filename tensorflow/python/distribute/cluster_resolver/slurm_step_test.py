@@ -481,10 +481,8 @@ class PlanWithheldGpusTest(absltest.TestCase):
   """`plan_gpus` where Slurm manages the node's GPUs and gave none."""
 
   def step(self, **environ):
-    return slurm_step.read_step(dict(
-        SLURM_PROCID='1', SLURM_STEP_NODELIST='n1', SLURM_STEP_NUM_TASKS='2',
-        SLURM_STEP_TASKS_PER_NODE='2', SLURMD_NODENAME='n1', SLURM_NODEID='0',
-        SLURM_LOCALID='1', **environ))
+    return slurm_step.read_step(
+        slurm_test_util.step_env('n1', '2', 'n1 n1', 1, **environ))
 
   def testCountThatSaysSlurmManagesGpusGivesTheTaskNone(self):
     plan = slurm_step.plan_gpus(self.step(), None, None, lambda: None)
