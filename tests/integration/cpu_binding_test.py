@@ -20,7 +20,7 @@ it (sched_getaffinity), and TensorFlow's inter-op pool (its `tf_Compute`
 threads) has one thread per CPU the process may run on.
 
 Inside `sbatch --cpus-per-task=2`, the examples' form
-`srun --cpus-per-task="${SLURM_CPUS_PER_TASK}"` gives each task its 2 CPUs
+`srun --cpus-per-task="${SLURM_CPUS_PER_TASK:-1}"` gives each task its 2 CPUs
 on every Slurm the lab runs. A step that asks for no CPUs per task gets them
 only where srun reads SLURM_CPUS_PER_TASK: not on Slurm 22.05 (its release
 notes), where a step given only what it asks for (`srun --exact`) binds each
