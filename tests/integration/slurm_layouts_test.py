@@ -241,6 +241,12 @@ class SlurmLayoutsTest(parameterized.TestCase):
     self.assertEqual([r['slurm']['SLURM_NODEID'] for _, r in
                       sorted(relative.items())], ['0', '1'])
 
+  # A known bug: the resolver refuses Slurm 26.05's batch script, whose
+  # SLURM_STEP_ID is -5 ("ValueError: SLURM_STEP_ID='-5': expected an integer
+  # in 0..4294967295"). Strict: the test fails once the resolver accepts it.
+  @pytest.mark.xfail(os.environ.get('SLURM_LAB_SLURM') == '26.05',
+                     reason='Slurm 26.05 batch script: SLURM_STEP_ID=-5',
+                     raises=AssertionError, strict=True)
   def test_sbatch_script_and_its_steps_resolve_the_job(self):
     """The batch script itself (no step) and four steps inside the job."""
     out = os.path.join(self.tmp, 'reports')
