@@ -22,4 +22,9 @@ export PYTHONPATH="${repo}${PYTHONPATH:+:${PYTHONPATH}}"
 echo "job ${SLURM_JOB_ID}: nodes ${SLURM_JOB_NODELIST}, tasks per node" \
      "${SLURM_TASKS_PER_NODE}"
 # One step over the whole allocation; each task finds its role.
-srun --kill-on-bad-exit=1 "${PYTHON:-python3}" "${repo}/examples/train_mwms.py" "$@"
+# --cpus-per-task again: srun 22.05 (and 23.02) does not take it from the job,
+# so where Slurm binds CPUs a task can get one CPU and TensorFlow sizes its
+# thread pools for one; every Slurm version takes the option (guide:
+# "CPUs per task").
+srun --kill-on-bad-exit=1 --cpus-per-task="${SLURM_CPUS_PER_TASK:-1}" \
+  "${PYTHON:-python3}" "${repo}/examples/train_mwms.py" "$@"

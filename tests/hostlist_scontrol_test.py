@@ -33,11 +33,14 @@ scontrol prints:
 scontrol needs only a two-line slurm.conf, no daemon; `SLURM_CONF` always
 points at one in a temporary directory (without it scontrol looks for a
 configuration server in DNS). The scontrol is the one on PATH (Debian 12's
-slurm-client, 22.05), or with SLURM_LAB_SLURM=24.11 the one in the Slurm
-lab's Debian 13 root (tools/slurm_lab/root.sh; as root), whose version must
-then be 24.11; tools/test.sh runs the test with each. The test is skipped if
-scontrol is not installed; `tools/setup.sh` installs Debian's slurm-client
-and builds the root. It is not in tests/BUILD: it runs under pytest only.
+slurm-client, 22.05), or with SLURM_LAB_SLURM=20.11, 24.11 or 26.05 the one
+in the Slurm lab's Debian root of that series (tools/slurm_lab/root.sh; as
+root), whose version must then be that series; tools/test.sh runs the test
+with each. Slurm 20.11 answers every case as 22.05 does, 26.05 as 24.11
+(after a controller lookup for expressions with `{`, whose error line is
+dropped: _NO_CONTROLLER_FOR_FUNCTION).
+The test is skipped if scontrol is not installed; `tools/setup.sh` installs
+Debian's slurm-client and builds the root. It is not in tests/BUILD: it runs under pytest only.
 
 The module's layer 1 ("the hostlist grammar") says which grammar it
 follows; the differences from Slurm 22.05 listed here are those its docstring
@@ -130,12 +133,22 @@ class _Scontrol:
     return text
 
 
+# Slurm 26.05's scontrol first asks the controller to expand an expression
+# with a `{` (a "hostlist function"); with no controller running (the
+# slurm.conf below names localhost) it prints this line on stderr, then
+# expands the expression itself as 24.11 does. The line is dropped: it says
+# nothing about the expression.
+_NO_CONTROLLER_FOR_FUNCTION = ('scontrol: error: hostlist_create_client: '
+                               'controller failed to expand hostlist '
+                               'function\n')
+
+
 class _ScontrolRunner:
   """Runs scontrol with a minimal environment and a two-line slurm.conf.
 
-  `scontrol` is the command that runs it: [path], or for Slurm 24.11 one
-  that enters the lab's Debian 13 root (which sees this machine's /tmp, where
-  the slurm.conf is) and runs /usr/bin/scontrol there.
+  `scontrol` is the command that runs it: [path], or for a Slurm of a lab
+  root one that enters that Debian root (which sees this machine's /tmp,
+  where the slurm.conf is) and runs /usr/bin/scontrol there.
   """
 
   def __init__(self, scontrol, directory):
@@ -160,7 +173,8 @@ class _ScontrolRunner:
       return _Scontrol(None, '', '')
     decode = lambda b: b.decode('utf-8', 'surrogateescape')
     return _Scontrol(result.returncode, decode(result.stdout),
-                     decode(result.stderr))
+                     decode(result.stderr).replace(
+                         _NO_CONTROLLER_FOR_FUNCTION, '', 1))
 
   def version(self):
     """(major, minor) of Slurm, e.g. (22, 5), from `scontrol --version`."""
@@ -859,6 +873,11 @@ _SCONTROL_SINCE_2311 = {
     'a\n[1-2]': _prints('a', '1', '2'),
 }
 
+# The Slurm series whose outcomes are known (Debian's scontrol of each, run on
+# every case here): True where it answers as 24.11 (_SCONTROL_SINCE_2311),
+# False where as 22.05.
+_ANSWERS_SINCE_2311 = {(20, 11): False, (22, 5): False, (24, 11): True,
+                       (26, 5): True}
 
 # ------------------------------------------------------------------------------
 # The tests.
@@ -873,14 +892,14 @@ def _find_scontrol(series, directory):
 
   Args:
     series: '22.05' or None: the `scontrol` on PATH (Debian 12's package);
-      '24.11': the one in the Debian 13 root of the Slurm lab, which
-      tools/slurm_lab/root.sh builds if missing (as root, a few minutes) or
-      finds in its cache.
+      '20.11', '24.11' or '26.05': the one in the Slurm lab's Debian root of
+      that series, which tools/slurm_lab/root.sh (given SLURM_LAB_SLURM)
+      builds if missing (as root, a few minutes) or finds in its cache.
     directory: the working directory of the scontrol runs.
 
   Returns:
     (a list of command words that runs scontrol, None or a process to kill
-    when done). For 24.11 that process holds the root entered once (by
+    when done). For a root that process holds the root entered once (by
     tools/slurm_lab/enter_root.sh, ~80 ms), and every run joins it with
     nsenter (its mounts, root directory and working directory), ~5 ms.
   """
@@ -891,13 +910,15 @@ def _find_scontrol(series, directory):
           'scontrol is not installed (Debian: apt-get install slurm-client; '
           'tools/setup.sh installs it)')
     return [scontrol], None
-  if series != '24.11':
-    raise AssertionError('SLURM_LAB_SLURM must be 22.05 or 24.11, not %r' %
-                         series)
+  if series not in ('20.11', '24.11', '26.05'):
+    raise AssertionError(
+        'SLURM_LAB_SLURM must be 20.11, 22.05, 24.11 or 26.05, not %r' %
+        series)
   if os.geteuid() != 0:
     raise unittest.SkipTest(
-        'Slurm 24.11\'s scontrol runs from the lab\'s Debian 13 root, which '
-        'needs root (chroot, mount namespaces); run as root, as CI does')
+        'Slurm %s\'s scontrol runs from the lab\'s Debian root of it, which '
+        'needs root (chroot, mount namespaces); run as root, as CI does' %
+        series)
   built = subprocess.run(['bash', os.path.join(_LAB_TOOLS, 'root.sh')],
                          capture_output=True, text=True, timeout=1800,
                          stdin=subprocess.DEVNULL, check=False)
@@ -914,14 +935,15 @@ def _find_scontrol(series, directory):
   while not os.path.exists('/proc/%d/root/.tfslurm-root' % holder.pid):
     if holder.poll() is not None or time.monotonic() > deadline:
       holder.kill()
-      raise AssertionError('could not enter the Slurm 24.11 root %s' % root)
+      raise AssertionError('could not enter the Slurm %s root %s' %
+                           (series, root))
     time.sleep(0.05)
   return ['nsenter', '--target', str(holder.pid), '--mount', '--root',
           '--wd', '/usr/bin/scontrol'], holder
 
 
 class HostlistScontrolTest(absltest.TestCase):
-  """`expand_hostlist` against `scontrol show hostnames` (22.05 or 24.11)."""
+  """`expand_hostlist` against `scontrol show hostnames` of one Slurm."""
 
   @classmethod
   def setUpClass(cls):
@@ -935,10 +957,11 @@ class HostlistScontrolTest(absltest.TestCase):
       raise AssertionError('SLURM_LAB_SLURM=%s, but scontrol is %s' %
                            (series, cls._version))
     # What Slurm rejects or mangles depends on its version (see the module
-    # docstring); the valid forms and newlines do not. The outcomes of 22.05
-    # and 24.11 are known; on others the version-specific tests skip.
-    cls._is_2205 = (major, minor) == (22, 5)
-    cls._is_2411 = (major, minor) == (24, 11)
+    # docstring); the valid forms and newlines do not. The outcomes of the
+    # series in _ANSWERS_SINCE_2311 are known; on others the version-specific
+    # tests skip.
+    cls._known = (major, minor) in _ANSWERS_SINCE_2311
+    cls._since_2311 = _ANSWERS_SINCE_2311.get((major, minor), False)
     # One listed case crashes scontrol: no core file.
     cls._core_limit = resource.getrlimit(resource.RLIMIT_CORE)
     resource.setrlimit(resource.RLIMIT_CORE, (0, cls._core_limit[1]))
@@ -963,9 +986,9 @@ class HostlistScontrolTest(absltest.TestCase):
     super().tearDownClass()
 
   def _requireKnownSlurm(self):
-    if not (self._is_2205 or self._is_2411):
-      self.skipTest('the expected outcomes are those of Slurm 22.05 (Debian '
-                    '12) and 24.11 (Debian 13); scontrol is %s' %
+    if not self._known:
+      self.skipTest('the expected outcomes are those of Slurm 20.11, 22.05, '
+                    '24.11 and 26.05 (Debian\'s); scontrol is %s' %
                     self._version)
 
   def _reading(self, reading, results):
@@ -1031,7 +1054,7 @@ class HostlistScontrolTest(absltest.TestCase):
               for expr, bad_part in _LISTED_MALFORMED]
     readings = {c.expr: c.reading_2311 for c in self._malformed}
     parts = [expr for reading in readings.values() if reading
-             for _, expr, _ in reading] if self._is_2411 else []
+             for _, expr, _ in reading] if self._since_2311 else []
     results = self._scontrol.run_all([expr for expr, _, _ in cases] + parts)
     failures = []
     accepted = 0
@@ -1040,12 +1063,12 @@ class HostlistScontrolTest(absltest.TestCase):
       result = results[expr]
       problem = None
       expected = None
-      if self._is_2411 and readings.get(expr):
+      if self._since_2311 and readings.get(expr):
         expected = self._reading(readings[expr], results)
         if expected is None:
           problem = 'scontrol rejects a part of its reading %r' % (
               readings[expr],)
-      elif self._is_2411 and expr in _LISTED_READ_SINCE_2311:
+      elif self._since_2311 and expr in _LISTED_READ_SINCE_2311:
         expected = _LISTED_READ_SINCE_2311[expr]
       if problem:
         pass
@@ -1067,7 +1090,7 @@ class HostlistScontrolTest(absltest.TestCase):
       if problem:
         failures.append('%r (%s): %s: %s; %s' % (expr, defect, problem, module,
                                                  result))
-    if self._is_2411:  # Every stray `]` and nested `[`, generated or listed.
+    if self._since_2311:  # Every stray `]` and nested `[`, generated or listed.
       self.assertEqual(
           accepted, len(_LISTED_READ_SINCE_2311) +
           sum(1 for c in self._malformed if c.defect in
@@ -1093,7 +1116,7 @@ class HostlistScontrolTest(absltest.TestCase):
         continue
       expected = tuple(name + suffix for stem, suffix in case.items
                        for name in results[stem].names)
-      scontrol_expected = _prints(*expected) if self._is_2411 else _INVALID
+      scontrol_expected = _prints(*expected) if self._since_2311 else _INVALID
       if module.names != expected or not scontrol_expected.matches(result):
         failures.append('%r: %s; %s; expected: module returns %s, %s%s' % (
             case.expr, module, result, _show_names(expected),
@@ -1122,7 +1145,7 @@ class HostlistScontrolTest(absltest.TestCase):
     results = self._scontrol.run_all([e for e, _, _, _ in _KNOWN_DIFFERENCES])
     failures = []
     for expr, module_expected, scontrol_expected, why in _KNOWN_DIFFERENCES:
-      if self._is_2411:
+      if self._since_2311:
         scontrol_expected = _SCONTROL_SINCE_2311.get(expr, scontrol_expected)
       module = _expand(expr)
       result = results[expr]

@@ -3,9 +3,11 @@
 # then runs `bazel test //...` (offline) and the same tests under pytest, with
 # the Slurm lab and scontrol of Slurm 22.05 (Debian 12), then the tests that
 # use Slurm (tests/integration, tests/hostlist_scontrol_test.py) once more on
-# Slurm 24.11 (SLURM_LAB_SLURM=24.11: Debian 13's Slurm, see
+# each other Slurm series of the lab: 20.11, 24.11 and 26.05 (SLURM_LAB_SLURM:
+# Debian 11's, 13's and forky's Slurm, from the roots of
+# tools/slurm_lab/root.sh, built in the background while Bazel runs; see
 # tools/slurm_lab/README.md).
-# Usable from any clone location and any cwd. Exits non-zero if either runner
+# Usable from any clone location and any cwd. Exits non-zero if any runner
 # fails; the output ends with pytest's summary line. Extra pytest arguments go
 # in PYTEST_ADDOPTS (read by pytest itself), e.g. PYTEST_ADDOPTS='-k Overlay'.
 set -euo pipefail
@@ -14,6 +16,17 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
 
 bash tools/setup.sh
+
+# The Debian roots of the other Slurm series: built once (a few minutes each)
+# and cached; here in the background, one after the other, while Bazel and
+# the 22.05 tests run. Each run below calls root.sh again, which waits for
+# that root's build (its lock) and says why if it failed.
+ROOT_SERIES=(20.11 24.11 26.05)
+if [[ "$(id -u)" == 0 ]]; then
+  (for series in "${ROOT_SERIES[@]}"; do
+     SLURM_LAB_SLURM="${series}" timeout 1800 bash tools/slurm_lab/root.sh || true
+   done) > /tmp/tfslurm-roots.log 2>&1 < /dev/null &
+fi
 
 # Both runners over the same tests; pytest runs even if Bazel failed.
 bazel_status=0
@@ -29,14 +42,17 @@ echo "== pytest (Slurm 22.05)"
 SLURM_LAB_SLURM=22.05 timeout 1800 .venv/bin/python3 -m pytest tensorflow tests \
   || pytest_status=$?
 
-echo "== pytest, the tests that use Slurm, on Slurm 24.11"
-if [[ "$(id -u)" == 0 ]]; then
-  # The Debian 13 root of Slurm 24.11: built once (a few minutes), then cached.
-  # (up.sh and the hostlist test would build it too; here its log is plain.)
-  timeout 1800 bash tools/slurm_lab/root.sh || pytest_status=$?
-fi
-SLURM_LAB_SLURM=24.11 timeout 1800 .venv/bin/python3 -m pytest \
-  tests/integration tests/hostlist_scontrol_test.py || pytest_status=$?
+for series in "${ROOT_SERIES[@]}"; do
+  echo "== pytest, the tests that use Slurm, on Slurm ${series}"
+  if [[ "$(id -u)" == 0 ]]; then
+    # (up.sh and the hostlist test would build the root too; here its log is
+    # plain.)
+    SLURM_LAB_SLURM="${series}" timeout 1800 bash tools/slurm_lab/root.sh \
+      || pytest_status=$?
+  fi
+  SLURM_LAB_SLURM="${series}" timeout 1800 .venv/bin/python3 -m pytest \
+    tests/integration tests/hostlist_scontrol_test.py || pytest_status=$?
+done
 
 if (( bazel_status != 0 )); then
   echo "FAILED: bazel test //... exited ${bazel_status}" >&2

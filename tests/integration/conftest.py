@@ -14,9 +14,10 @@ Every subprocess has a timeout; on a timeout the lab's jobs of that call are
 cancelled by their unique job name and the client's process group is killed.
 
 The lab runs the Slurm that SLURM_LAB_SLURM names: 22.05 (the default,
-Debian 12's packages) or 24.11 (Debian 13's, from the root that
-tools/slurm_lab/root.sh builds and caches); tools/test.sh runs the
-integration tests once with each. `SlurmLab.version` is the version the lab
+Debian 12's packages) or 20.11, 24.11 or 26.05 (Debian 11's, 13's, forky's,
+from the roots that tools/slurm_lab/root.sh builds and caches);
+tools/test.sh runs the integration tests with each (README: which on
+which). `SlurmLab.version` is the version the lab
 really runs (up.sh checks the clients, slurmctld and every slurmd),
 `SlurmLab.series` the one asked for.
 
@@ -53,7 +54,8 @@ if not os.path.exists(PYTHON):
 # choose one lab explicitly.
 SLOTS = 4
 SLOT_WAIT_SECS = 120
-# The Slurm of the lab: '22.05' or '24.11' (see tools/slurm_lab/README.md).
+# The Slurm of the lab: '20.11', '22.05', '24.11' or '26.05' (see
+# tools/slurm_lab/README.md).
 SLURM_SERIES = os.environ.get('SLURM_LAB_SLURM', '22.05')
 
 
@@ -86,8 +88,8 @@ def claim_slot():
     time.sleep(1)
 
 
-# The first run may apt-get install Slurm and munge, or build the Debian 13
-# root of Slurm 24.11 (a few minutes).
+# The first run may apt-get install Slurm and munge, or build the Debian
+# root of another Slurm series (a few minutes).
 UP_TIMEOUT = 1500
 DOWN_TIMEOUT = 300
 # Variables of an outer Slurm job or a GPU set-up must not leak into steps.
@@ -193,7 +195,8 @@ class SlurmLab:
 
   def __init__(self, lab_dir, series=SLURM_SERIES):
     self.lab_dir = lab_dir
-    self.series = series  # The Slurm asked for: '22.05' or '24.11'.
+    self.settings = {}  # The SLURM_LAB_* variables it was started with.
+    self.series = series  # The Slurm asked for, e.g. '24.11'.
     self.bin = os.path.join(lab_dir, 'bin')
     self.conf = os.path.join(lab_dir, 'etc', 'slurm.conf')
     self.python = PYTHON
@@ -353,6 +356,43 @@ def _lab_script(name, env, timeout):
 _TIMINGS = {}
 
 
+def _running_lab(settings, what):
+  """Starts a lab with `settings`, yields its SlurmLab, always stops it.
+
+  Args:
+    settings: the SLURM_LAB_* variables of up.sh (folder, network, ...).
+    what: the lab's name in the summary's timings, e.g. 'lab'.
+  """
+  env = {k: v for k, v in os.environ.items()
+         if not k.startswith(_DROPPED_PREFIXES)}
+  env.update(settings)
+  state = {'down': False}
+
+  def down():
+    if state['down']:
+      return
+    state['down'] = True
+    status, output, seconds = _lab_script('down.sh', env, DOWN_TIMEOUT)
+    _TIMINGS['%s down' % what] = seconds
+    if status != 0:
+      raise RuntimeError('tools/slurm_lab/down.sh failed (status %s):\n%s' %
+                         (status, _tail(output)))
+
+  atexit.register(lambda: state['down'] or down())  # If teardown never ran.
+  try:
+    status, output, seconds = _lab_script('up.sh', env, UP_TIMEOUT)
+    if status != 0:
+      pytest.fail('tools/slurm_lab/up.sh failed (status %s, %s=%s):\n%s' %
+                  (status, 'SLURM_LAB_DIR', settings['SLURM_LAB_DIR'],
+                   _tail(output)), pytrace=False)
+    lab = SlurmLab(settings['SLURM_LAB_DIR'])
+    lab.settings = settings
+    _TIMINGS['%s up (Slurm %s)' % (what, lab.version)] = seconds
+    yield lab
+  finally:
+    down()
+
+
 @pytest.fixture(scope='session')
 def slurm_lab():
   """The running lab, as a SlurmLab; skips all users if it cannot run."""
@@ -364,39 +404,45 @@ def slurm_lab():
     pytest.fail('all %d integration lab slots are taken by other pytest '
                 'sessions for more than %d s' % (SLOTS, SLOT_WAIT_SECS),
                 pytrace=False)
-  settings = lab_settings(slot)
-  env = {k: v for k, v in os.environ.items()
-         if not k.startswith(_DROPPED_PREFIXES)}
-  env.update(settings)
-  state = {'down': False}
-
-  def down():
-    if state['down']:
-      return
-    state['down'] = True
-    status, output, seconds = _lab_script('down.sh', env, DOWN_TIMEOUT)
-    _TIMINGS['lab down'] = seconds
-    if status != 0:
-      raise RuntimeError('tools/slurm_lab/down.sh failed (status %s):\n%s' %
-                         (status, _tail(output)))
-
-  atexit.register(lambda: state['down'] or down())  # If teardown never ran.
   try:
-    status, output, seconds = _lab_script('up.sh', env, UP_TIMEOUT)
-    _TIMINGS['lab up (Slurm %s)' % SLURM_SERIES] = seconds
-    if status != 0:
-      pytest.fail('tools/slurm_lab/up.sh failed (status %s, %s=%s):\n%s' %
-                  (status, 'SLURM_LAB_DIR', settings['SLURM_LAB_DIR'],
-                   _tail(output)), pytrace=False)
-    lab = SlurmLab(settings['SLURM_LAB_DIR'])
-    _TIMINGS['lab up (Slurm %s)' % lab.version] = _TIMINGS.pop(
-        'lab up (Slurm %s)' % SLURM_SERIES)
-    yield lab
+    yield from _running_lab(lab_settings(slot), 'lab')
   finally:
-    try:
-      down()
-    finally:
-      os.close(lock_fd)  # Releases the slot.
+    os.close(lock_fd)  # Releases the slot.
+
+
+# The CPU-binding lab: two nodes of as many CPUs as this machine has (2 here),
+# so that every CPU Slurm gives a task exists and task/affinity binds it.
+BINDING_CPUS = 2
+
+
+@pytest.fixture(scope='module')
+def cpu_binding_lab(slurm_lab):
+  """A second lab, TaskPlugin=task/affinity, beside `slurm_lab`.
+
+  The main lab's nodes declare more CPUs than this machine has, which
+  task/affinity cannot bind (a step of 4 tasks on a node fails), so binding
+  is this lab's alone: nodes n9 and n10 of BINDING_CPUS CPUs each, no GPUs,
+  in the main lab's folder + '-binding', the namespace prefix + 'cpu-' and
+  the /24 128 above the main lab's (10.213.20 -> 10.213.148).
+
+  Yields:
+    its SlurmLab.
+  """
+  if len(os.sched_getaffinity(0)) < BINDING_CPUS:
+    pytest.skip('the CPU-binding lab needs %d CPUs; this process may use %d' %
+                (BINDING_CPUS, len(os.sched_getaffinity(0))))
+  main = slurm_lab.settings
+  net = main['SLURM_LAB_NET'].split('.')
+  net[2] = str((int(net[2]) + 128) % 256)
+  settings = {
+      'SLURM_LAB_DIR': main['SLURM_LAB_DIR'] + '-binding',
+      'SLURM_LAB_NET': '.'.join(net),
+      'SLURM_LAB_NS': main['SLURM_LAB_NS'] + 'cpu-',
+      'SLURM_LAB_SLURM': SLURM_SERIES,
+      'SLURM_LAB_TASK_PLUGIN': 'task/affinity',
+      'SLURM_LAB_NODES': 'debug:n9,n10:%d:0' % BINDING_CPUS,
+  }
+  yield from _running_lab(settings, 'CPU-binding lab')
 
 
 # ---------------------------------------------------------------- reporting

@@ -15,19 +15,19 @@
 """The lab runs the Slurm asked for, and its tasks run this machine's Python.
 
 SLURM_LAB_SLURM chooses Slurm 22.05 (Debian 12's packages, this machine's)
-or 24.11 (Debian 13's: daemons and clients run from a Debian 13 root, see
-tools/slurm_lab/README.md). Either way:
+or 20.11, 24.11 or 26.05 (Debian 11's, 13's and forky's: daemons and clients
+run from a Debian root of that suite, see tools/slurm_lab/README.md). Any
+way:
 
 * the clients, slurmctld and every slurmd are of that version, and a step's
-  environment is that version's own: 24.11's slurmstepd sets
-  SLURM_JOB_START_TIME and SLURM_OOM_KILL_STEP and no SLURM_WORKING_CLUSTER;
-  22.05's the other way round;
+  environment is that version's own (_SET_ONLY_BY: variables that the
+  slurmstepd of some of these versions sets and the others do not);
 * the tasks of a step and a batch script run on this machine's root (its
   /etc/os-release) with this repository's .venv Python, as every other
   integration test assumes.
 
 Needs root; run with pytest (the lab is a session fixture in conftest.py):
-  SLURM_LAB_SLURM=24.11 .venv/bin/python -m pytest tests/integration -v
+  SLURM_LAB_SLURM=26.05 .venv/bin/python -m pytest tests/integration -v
 """
 
 import json
@@ -53,10 +53,14 @@ _TASK = textwrap.dedent('''\
                  'env': {k: v for k, v in os.environ.items()
                          if k.startswith('SLURM')}}, f)
     ''')
-# Set by the step daemon of one version only (seen on Debian's 22.05.8 and
-# 24.11.5).
-_ONLY_2411 = ('SLURM_JOB_START_TIME', 'SLURM_OOM_KILL_STEP')
-_ONLY_2205 = ('SLURM_WORKING_CLUSTER',)
+# Variables of a step's tasks -> the series whose slurmstepd sets them (seen on
+# Debian's 20.11.4, 22.05.8, 24.11.5 and 26.05.5); the others do not.
+_SET_ONLY_BY = {
+    'SLURM_JOB_START_TIME': ('24.11', '26.05'),
+    'SLURM_OOM_KILL_STEP': ('24.11', '26.05'),
+    'SLURM_WORKING_CLUSTER': ('20.11', '22.05'),
+    'SLURM_JOB_SLUID': ('26.05',),
+}
 
 
 def _here():
@@ -117,17 +121,10 @@ class LabVersionsTest(absltest.TestCase):
     for procid, report in sorted(reports.items()):
       where = 'task %d: %s' % (procid, report)
       self._assert_runs_here(report, where)
-      env = report['env']
-      if self.lab.series == '24.11':
-        for name in _ONLY_2411:
-          self.assertIn(name, env, where)
-        for name in _ONLY_2205:
-          self.assertNotIn(name, env, where)
-      else:
-        for name in _ONLY_2411:
-          self.assertNotIn(name, env, where)
-        for name in _ONLY_2205:
-          self.assertIn(name, env, where)
+      set_here = {name for name, series in _SET_ONLY_BY.items()
+                  if self.lab.series in series}
+      self.assertEqual(set(report['env']) & set(_SET_ONLY_BY), set_here,
+                       where)
     self.assertEqual(self.lab.wait_until_idle(), [])
 
   def test_batch_script_runs_this_machines_python(self):

@@ -18,7 +18,8 @@ One `srun -N3 -n5 -m cyclic` step runs ps_task.py with
 `SlurmClusterResolver(jobs={'chief': 1, 'ps': 2, 'worker': 2})`: rank 0 is the
 chief, ranks 1-2 the parameter servers, ranks 3-4 the workers, dealt over
 n9, n10, n11 by the cyclic distribution (ps on n10 and n11; chief and
-workers share n9 on ports 8888-8890). The ps and worker tasks serve with
+workers share n9 on ports 8888-8890; Slurm 20.11 packs 2,2,1 tasks, and the
+second worker is on n10). The ps and worker tasks serve with
 `tf.distribute.Server`; the chief drives training steps through a
 ClusterCoordinator. When the chief is done, the test ends the servers with
 `scancel --signal=TERM` (srun --wait would end them too, and
@@ -89,10 +90,14 @@ class ParameterServerTrainingTest(absltest.TestCase):
 
     # Every task: the same cluster, its role by rank, its address on its node.
     roles = ['chief:0', 'ps:0', 'ps:1', 'worker:0', 'worker:1']
-    # -N3 -n5 packs 3,1,1 tasks on n9, n10, n11; cyclic deals ranks over them.
+    # -N3 -n5 packs 3,1,1 tasks on n9, n10, n11 (Slurm 20.11: 2,2,1); cyclic
+    # deals ranks over them.
     nodes = ['n9', 'n10', 'n11', 'n9', 'n9']
     cluster = {'chief': ['n9:8888'], 'ps': ['n10:8888', 'n11:8888'],
                'worker': ['n9:8889', 'n9:8890']}
+    if self.lab.series == '20.11':
+      nodes = ['n9', 'n10', 'n11', 'n9', 'n10']
+      cluster['worker'] = ['n9:8889', 'n10:8889']
     self.assertEqual(sorted(reports), list(range(5)), result.describe())
     for procid, r in sorted(reports.items()):
       self.assertNotIn('error', r, r.get('error'))

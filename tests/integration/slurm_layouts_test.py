@@ -28,6 +28,10 @@ set exactly then). Every task
 also binds its own resolved host:port and connects to every other task's
 address (the lab's names resolve only inside the lab, per node).
 
+The layouts are those of Slurm 22.05 and later; Slurm 20.11 spreads tasks
+evenly over the step's nodes and numbers GPUs by device file, and where
+that changes a layout the test expects 20.11's (_on_2011).
+
 In a heterogeneous step with a cyclic component, tasks are numbered node by
 node (a task cannot see the other components' distributions); with
 --gpu-bind=closest, the node's GPUs are split among its tasks.
@@ -52,10 +56,19 @@ CONNECT_SECONDS = 60
 HOSTFILE = ['n10', 'n9', 'n10', 'n11', 'n9']
 
 
-def _case(name, srun_args, expect_nodes, expect_gpus=None, hostfile=None):
+def _case(name, srun_args, expect_nodes, expect_gpus=None, hostfile=None,
+          on_2011=None):
+  """One layout; `on_2011`: what Slurm 20.11 does otherwise (_ON_2011)."""
   return dict(testcase_name=name, srun_args=srun_args,
               expect_nodes=expect_nodes, expect_gpus=expect_gpus,
-              hostfile=hostfile)
+              hostfile=hostfile, on_2011=on_2011)
+
+
+def _on_2011(expect_nodes, expect_gpus=None):
+  """Slurm 20.11's layout: it spreads a step's tasks evenly over its nodes
+  (-N3 -n7: 3,2,2 where 22.05 and later give 4,2,1), and numbers a node's
+  GPUs by their device files (gpu*-ib: nvidia4-5 -> 4,5)."""
+  return dict(expect_nodes=expect_nodes, expect_gpus=expect_gpus)
 
 
 _N9_N10 = ['-w', 'n9,n10', '-N2']
@@ -64,9 +77,11 @@ _N9_N11 = ['-w', 'n[9-11]', '-N3']
 # Rank -> node as the srun options determine it (4 CPUs per node).
 LAYOUTS = (
     _case('block_N3_n7', _N9_N11 + ['-n7'],
-          ['n9'] * 4 + ['n10'] * 2 + ['n11']),
+          ['n9'] * 4 + ['n10'] * 2 + ['n11'],
+          on_2011=_on_2011(['n9'] * 3 + ['n10'] * 2 + ['n11'] * 2)),
     _case('cyclic_N3_n7', _N9_N11 + ['-n7', '-m', 'cyclic'],
-          ['n9', 'n10', 'n11', 'n9', 'n10', 'n9', 'n9']),
+          ['n9', 'n10', 'n11', 'n9', 'n10', 'n9', 'n9'],
+          on_2011=_on_2011(['n9', 'n10', 'n11', 'n9', 'n10', 'n11', 'n9'])),
     _case('plane2_N2_n6', _N9_N10 + ['-n6', '-m', 'plane=2'],
           ['n9', 'n9', 'n10', 'n10', 'n9', 'n9']),
     _case('arbitrary_hostfile_n5', ['-n5', '-m', 'arbitrary'], HOSTFILE,
@@ -82,10 +97,13 @@ LAYOUTS = (
           ['n9', 'n9', 'n10'], expect_gpus=['0', '0', '0']),
     _case('cyclic_gres_gpu2_N2_n4', _N9_N10 +
           ['-n4', '-m', 'cyclic', '--gres=gpu:2'],
-          ['n9', 'n10', 'n9', 'n9'], expect_gpus=['0', '0', '1', '0']),
+          ['n9', 'n10', 'n9', 'n9'], expect_gpus=['0', '0', '1', '0'],
+          on_2011=_on_2011(['n9', 'n10', 'n9', 'n10'], ['0', '0', '1', '1'])),
     _case('gpus_per_node3_N2_n6', _N9_N10 + ['-n6', '--gpus-per-node=3'],
           ['n9'] * 4 + ['n10'] * 2,
-          expect_gpus=['0', '1', '2', '0', '0', '1']),
+          expect_gpus=['0', '1', '2', '0', '0', '1'],
+          on_2011=_on_2011(['n9'] * 3 + ['n10'] * 3,
+                           ['0', '1', '2', '0', '1', '2'])),
     _case('gpus_per_node4_split_N2', _N9_N10 +
           ['--ntasks-per-node=2', '--gpus-per-node=4'],
           ['n9', 'n9', 'n10', 'n10'],
@@ -119,7 +137,9 @@ LAYOUTS = (
           ['-p', 'mixed', '-w', 'gpu1-ib,gpu2-ib', '--ntasks-per-node=2',
            '--gpus-per-task=1'],
           ['gpu1-ib', 'gpu1-ib', 'gpu2-ib', 'gpu2-ib'],
-          expect_gpus=['0', '1', '0', '1']),
+          expect_gpus=['0', '1', '0', '1'],
+          on_2011=_on_2011(['gpu1-ib', 'gpu1-ib', 'gpu2-ib', 'gpu2-ib'],
+                           ['4', '5', '4', '5'])),
 )
 
 
@@ -169,19 +189,26 @@ class SlurmLayoutsTest(parameterized.TestCase):
 
   @parameterized.named_parameters(*LAYOUTS)
   def test_every_task_resolves_its_own_address_in_srun_step(
-      self, srun_args, expect_nodes, expect_gpus, hostfile):
+      self, srun_args, expect_nodes, expect_gpus, hostfile, on_2011):
+    if on_2011 and self.lab.series == '20.11':
+      expect_nodes, expect_gpus = (on_2011['expect_nodes'],
+                                   on_2011['expect_gpus'])
     self.check_srun_step(self._testMethodName[-40:], srun_args, expect_nodes,
                          expect_gpus, hostfile)
 
   def test_het_step_with_cyclic_component_numbers_tasks_node_by_node(self):
-    # Component 1 packs 3,1 tasks on n10, n11 and deals ranks 1-4 cyclically.
-    # A task sees only its own component's distribution, so tasks are
-    # numbered node by node in component order: n9's, then n10's, then n11's.
+    # Component 1 packs 3,1 tasks on n10, n11 (Slurm 20.11: 2,2) and deals
+    # ranks 1-4 cyclically. A task sees only its own component's
+    # distribution, so tasks are numbered node by node in component order:
+    # n9's, then n10's, then n11's.
+    nodes = ['n9', 'n10', 'n11', 'n10', 'n10']
+    task_ids = {0: 0, 1: 1, 3: 2, 4: 3, 2: 4}
+    if self.lab.series == '20.11':
+      nodes = ['n9', 'n10', 'n11', 'n10', 'n11']
+      task_ids = {0: 0, 1: 1, 3: 2, 2: 3, 4: 4}
     self.check_srun_step(
         'het-cyclic', ['-w', 'n9', '-n1', ':', '-w', 'n10,n11', '-N2', '-n4',
-                       '-m', 'cyclic'],
-        ['n9', 'n10', 'n11', 'n10', 'n10'],
-        task_ids={0: 0, 1: 1, 3: 2, 4: 3, 2: 4})
+                       '-m', 'cyclic'], nodes, task_ids=task_ids)
 
   def test_gpu_bind_closest_gives_node_tasks_disjoint_gpus(self):
     # Slurm gives tasks 0,1 on n9 (and 2,3 on n10) CUDA_VISIBLE_DEVICES=0,1,2,3.
@@ -205,6 +232,8 @@ class SlurmLayoutsTest(parameterized.TestCase):
          (step.format('full'), step.format('relative1'))],
         timeout=150, job_name=name, cwd=self.tmp)
     self.assert_step(os.path.join(out, 'full'), 5, result,
+                     ['n9', 'n9', 'n10', 'n10', 'n11']
+                     if self.lab.series == '20.11' else
                      ['n9', 'n9', 'n9', 'n10', 'n11'])
     # SLURM_NODEID counts the step's nodes: n10 is node 0 of this step.
     relative = self.assert_step(os.path.join(out, 'relative1'), 2, result,
@@ -212,6 +241,7 @@ class SlurmLayoutsTest(parameterized.TestCase):
     self.assertEqual([r['slurm']['SLURM_NODEID'] for _, r in
                       sorted(relative.items())], ['0', '1'])
 
+  # Slurm 26.05 gives the batch script SLURM_STEP_ID=-5 (its special id).
   def test_sbatch_script_and_its_steps_resolve_the_job(self):
     """The batch script itself (no step) and four steps inside the job."""
     out = os.path.join(self.tmp, 'reports')

@@ -1,5 +1,5 @@
 #!/bin/sh
-# enter_root.sh ROOT CMD [ARG...]: run CMD with ROOT (the Debian 13 root that
+# enter_root.sh ROOT CMD [ARG...]: run CMD with ROOT (a Debian root that
 # root.sh built) as its root directory, keeping the PID (everything execs).
 #
 # It first makes a new mount namespace (a slave of the current one: nothing

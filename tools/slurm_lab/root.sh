@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
-# The Debian 13 root that the Slurm lab's 24.11 mode (SLURM_LAB_SLURM=24.11)
-# runs its daemons and clients from; built once and cached.
+# The Debian roots that the Slurm lab's other Slurm series run their daemons
+# and clients from (SLURM_LAB_SLURM=20.11, 24.11 or 26.05); each built once and
+# cached.
 #
-#   tools/slurm_lab/root.sh              build it if missing or incomplete,
-#                                        then print its path (root only)
+#   tools/slurm_lab/root.sh              build the root of $SLURM_LAB_SLURM
+#                                        [24.11] if missing or incomplete, then
+#                                        print its path (root only)
 #   tools/slurm_lab/root.sh run CMD...   run CMD from it (enter_root.sh), e.g.
-#                                        root.sh run scontrol --version
+#                                        SLURM_LAB_SLURM=20.11 root.sh run scontrol --version
 #
-# The root is Debian 13 ("trixie", Slurm 24.11 and munge from Debian's package
-# registry) made by debootstrap (apt-get installs debootstrap if missing), in
-# $SLURM_LAB_ROOT_CACHE/debian13-slurm24.11, plus tools/slurm_lab/host_root.c
+# One root per series, from the Debian suite that carries it (the table in
+# series_row below: Slurm and munge from Debian's package registry), made by
+# debootstrap (apt-get installs debootstrap if missing), in
+# $SLURM_LAB_ROOT_CACHE/<debianN>-slurm<series>, plus tools/slurm_lab/host_root.c
 # compiled in it (the SPANK plugin that sends tasks back to this machine's
 # root). The marker file .tfslurm-root in it says it is complete (and which
 # plugin source it has); it is written last, after the root was checked, and
 # the root is moved into place only then, so an interrupted build is never
 # used: the next call starts it again. A changed host_root.c is recompiled in
 # place. debootstrap and every chroot here run in a private mount namespace,
-# so nothing stays mounted. A lock serializes builds (concurrent sessions wait
-# for one build, bounded).
+# so nothing stays mounted. A lock per root serializes its builds (concurrent
+# sessions wait for one build, bounded).
 #
 # Settings (environment variables):
+#   SLURM_LAB_SLURM       the Slurm series: 20.11, 24.11 or 26.05     [24.11]
 #   SLURM_LAB_ROOT_CACHE  folder of the cached roots       [/var/cache/tfslurm-lab]
 #   SLURM_LAB_MIRROR      Debian mirror for debootstrap    [http://deb.debian.org/debian]
 set -Eeuo pipefail
@@ -31,9 +35,23 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${SLURM_LAB_ROOT_CACHE:-/var/cache/tfslurm-lab}
 CACHE=${CACHE%/}
 MIRROR=${SLURM_LAB_MIRROR:-http://deb.debian.org/debian}
-SUITE=trixie
-SLURM_SERIES=24.11
-ROOT=$CACHE/debian13-slurm$SLURM_SERIES
+SLURM_SERIES=${SLURM_LAB_SLURM:-24.11}
+# series_row SERIES: "SUITE NAME SCRIPT" of the Debian suite that carries that
+# Slurm series (NAME: of the root folder; SCRIPT: debootstrap's script for the
+# suite, where Debian 12's debootstrap has none of the suite's own name)
+series_row() {
+    case $1 in
+        20.11) echo "bullseye debian11 bullseye";;   # slurm-wlm 20.11.4, munge 0.5.14
+        24.11) echo "trixie debian13 trixie";;       # slurm-wlm 24.11.5, munge 0.5.16
+        26.05) echo "forky debian14 sid";;           # slurm-wlm 26.05.5, munge 0.5.18
+        *) return 1;;
+    esac
+}
+row=$(series_row "$SLURM_SERIES") ||
+    die "SLURM_LAB_SLURM must be 20.11, 24.11 or 26.05 for a root (22.05 is this machine's own Slurm) (got '$SLURM_SERIES')"
+read -r SUITE DISTRO SCRIPT <<< "$row"
+ROOT=$CACHE/$DISTRO-slurm$SLURM_SERIES
+BUILD_LOG=$ROOT.build.log
 MARK=.tfslurm-root
 # slurm daemons and clients, munge; gcc, libc6-dev and libslurm-dev build the plugin
 PACKAGES=slurmctld,slurmd,slurm-client,munge,gcc,libc6-dev,libslurm-dev
@@ -76,16 +94,16 @@ compile_plugin() {
     mkdir -p "$dir/usr/local/src/tfslurm-lab" "$dir${PLUGIN%/*}"
     cp "$PLUGIN_SRC" "$dir/usr/local/src/tfslurm-lab/host_root.c"
     in_chroot "$dir" gcc -shared -fPIC -O2 -Wall -Wextra -Werror \
-        -o "$PLUGIN.new" /usr/local/src/tfslurm-lab/host_root.c >> "$CACHE/build.log" 2>&1 ||
-        die "compiling host_root.c in $dir failed (see $CACHE/build.log)"
+        -o "$PLUGIN.new" /usr/local/src/tfslurm-lab/host_root.c >> "$BUILD_LOG" 2>&1 ||
+        die "compiling host_root.c in $dir failed (see $BUILD_LOG)"
     mv -f "$dir$PLUGIN.new" "$dir$PLUGIN"
 }
 
 complete() { [ -f "$ROOT/$MARK" ] && [ -x "$ROOT/usr/sbin/slurmd" ] && [ -d "$ROOT/host" ]; }
 
 mkdir -p "$CACHE"
-exec 8>>"$CACHE/.lock"
-flock -w "$BUILD_TIMEOUT" 8 || die "another root.sh holds $CACHE/.lock for more than $BUILD_TIMEOUT s"
+exec 8>>"$ROOT.lock"
+flock -w "$BUILD_TIMEOUT" 8 || die "another root.sh holds $ROOT.lock for more than $BUILD_TIMEOUT s"
 
 if complete; then
     if ! grep -qx "plugin_sha256=$plugin_sha" "$ROOT/$MARK"; then
@@ -107,7 +125,7 @@ if ! command -v debootstrap >/dev/null; then
         die "apt-get install debootstrap failed (see $APT_LOG)"
 fi
 
-BUILD=$CACHE/.build-debian13-slurm$SLURM_SERIES
+BUILD=$CACHE/.build-$DISTRO-slurm$SLURM_SERIES
 # Leftovers of an interrupted build are unused (no marker); a build whose
 # debootstrap finished (.debootstrap-done) is completed, anything else is removed.
 for d in "$BUILD" "$ROOT"; do
@@ -122,12 +140,13 @@ for d in "$BUILD" "$ROOT"; do
     rm -rf "${d:?}"
 done
 if [ ! -f "$BUILD/.debootstrap-done" ]; then
-    log "building the Debian 13 root with Slurm $SLURM_SERIES in $ROOT (debootstrap $SUITE from $MIRROR; ~3-5 min; log: $CACHE/build.log)"
-    : > "$CACHE/build.log"
+    log "building the $SUITE root with Slurm $SLURM_SERIES in $ROOT (debootstrap from $MIRROR; ~3-5 min; log: $BUILD_LOG)"
+    : > "$BUILD_LOG"
     timeout "$BUILD_TIMEOUT" unshare --mount --propagation private \
-        debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$BUILD" "$MIRROR" >> "$CACHE/build.log" 2>&1 || {
-        tail -n 20 "$CACHE/build.log" >&2
-        die "debootstrap failed (see $CACHE/build.log)"
+        debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$BUILD" "$MIRROR" \
+        "/usr/share/debootstrap/scripts/$SCRIPT" >> "$BUILD_LOG" 2>&1 || {
+        tail -n 20 "$BUILD_LOG" >&2
+        die "debootstrap failed (see $BUILD_LOG)"
     }
     left=$(procs_in "$BUILD")
     [ -z "$left" ] || die "processes started by the package scripts run in $BUILD: $left"

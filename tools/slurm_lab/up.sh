@@ -24,10 +24,13 @@
 #   SLURM_LAB_WAIT   seconds to wait for all nodes to be idle                [60]
 #   SLURM_LAB_REUSE  1: keep a healthy lab started with the same settings
 #                    (default: a running lab in the folder is stopped first) [0]
+#   SLURM_LAB_TASK_PLUGIN  slurm.conf's TaskPlugin: task/none, or task/affinity
+#                    (tasks bound to the CPUs Slurm gives them)    [task/none]
 #   SLURM_LAB_SLURM  22.05: Debian 12's Slurm, installed on this machine;
-#                    24.11: Debian 13's Slurm: daemons and clients run from a
-#                    Debian 13 root (root.sh builds and caches it), tasks go
-#                    back to this machine's root (host_root.c)       [22.05]
+#                    20.11, 24.11, 26.05: Debian 11's, 13's, forky's Slurm:
+#                    daemons and clients run from a Debian root of that
+#                    suite (root.sh builds and caches it), tasks go back to
+#                    this machine's root (host_root.c)               [22.05]
 set -Eeuo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -43,6 +46,7 @@ NSP=${SLURM_LAB_NS:-tfsl-}
 WAIT=${SLURM_LAB_WAIT:-60}
 REUSE=${SLURM_LAB_REUSE:-0}
 SLURM_SERIES=${SLURM_LAB_SLURM:-22.05}
+TASK_PLUGIN=${SLURM_LAB_TASK_PLUGIN:-task/none}
 CTLD_PORT=6817    # ports are per namespace: no clash with anything outside the lab
 SLURMD_PORT=6818
 SUBNET=$NET.0/24
@@ -56,9 +60,13 @@ lab_check_dir
     die "SLURM_LAB_NET must be the first three octets of a 10.x.y.0/24 network (got '$NET')"
 [[ $NSP =~ ^[A-Za-z0-9_.-]{1,20}$ ]] || die "SLURM_LAB_NS must match [A-Za-z0-9_.-]{1,20}"
 [[ $WAIT =~ ^[0-9]+$ ]] || die "SLURM_LAB_WAIT must be a number of seconds"
+case $TASK_PLUGIN in
+    task/none|task/affinity) ;;
+    *) die "SLURM_LAB_TASK_PLUGIN must be task/none or task/affinity (got '$TASK_PLUGIN')";;
+esac
 case $SLURM_SERIES in
-    22.05|24.11) ;;
-    *) die "SLURM_LAB_SLURM must be 22.05 (Debian 12's packages) or 24.11 (a Debian 13 root) (got '$SLURM_SERIES')";;
+    20.11|22.05|24.11|26.05) ;;
+    *) die "SLURM_LAB_SLURM must be 22.05 (Debian 12's packages, this machine's) or 20.11, 24.11 or 26.05 (a Debian root, root.sh) (got '$SLURM_SERIES')";;
 esac
 
 # Node groups -> arrays (index = node number, address .11+index)
@@ -89,13 +97,13 @@ done
 addr_of() { local i; [ "$1" = ctl ] && { echo "$NET.1"; return; }
             for i in "${!NODES[@]}"; do [ "${NODES[$i]}" = "$1" ] && { echo "$NET.$((11 + i))"; return; }; done; }
 RESV_PORTS=12000-12999  # MpiParams=ports: what srun --resv-ports=N reserves from
-SETTINGS="nodes=$NODESPEC net=$NET ns=$NSP resv_ports=$RESV_PORTS slurm=$SLURM_SERIES"
+SETTINGS="nodes=$NODESPEC net=$NET ns=$NSP resv_ports=$RESV_PORTS slurm=$SLURM_SERIES task=$TASK_PLUGIN"
 
 # ------------------------------------------------------------------ packages
 ensure_packages() {
     local missing="" c pkgs="slurmctld slurmd slurm-client munge iproute2 util-linux hostname" policy=0 rc=0
     local cmds="slurmctld slurmd srun sinfo scontrol munged munge unmunge ip nsenter unshare setsid flock hostname mknod timeout"
-    if [ "$SLURM_SERIES" != 22.05 ]; then   # Slurm and munge come from the Debian 13 root
+    if [ "$SLURM_SERIES" != 22.05 ]; then   # Slurm and munge come from the series' Debian root
         pkgs="iproute2 util-linux hostname" cmds="ip nsenter unshare setsid flock hostname mknod timeout findmnt"
     fi
     for c in $cmds; do
@@ -126,10 +134,10 @@ if [ -d "$LAB_DIR" ] && [ ! -e "$LAB_MARK" ] && [ -n "$(ls -A "$LAB_DIR")" ]; th
 fi
 mkdir -p "$LAB_DIR"; touch "$LAB_MARK"
 ensure_packages
-# 24.11: the Debian 13 root (built and cached by root.sh on first use; its own lock)
+# 20.11, 24.11, 26.05: the series' Debian root (built and cached by root.sh on first use; its own lock)
 ROOT=""
 if [ "$SLURM_SERIES" != 22.05 ]; then
-    ROOT=$(bash "$HERE/root.sh") || die "no Debian 13 root with Slurm $SLURM_SERIES (tools/slurm_lab/root.sh failed)"
+    ROOT=$(bash "$HERE/root.sh") || die "no Debian root with Slurm $SLURM_SERIES (tools/slurm_lab/root.sh failed)"
     SETTINGS="$SETTINGS root=$ROOT"
 fi
 lab_lock
@@ -237,7 +245,7 @@ SlurmctldDebug=info
 SlurmdDebug=info
 MailProg=/bin/true
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=$TASK_PLUGIN
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
@@ -261,7 +269,7 @@ MinJobAge=120
 SlurmdTimeout=300
 GresTypes=gpu
 EOF
-if [ -n "$ROOT" ]; then   # 24.11: tasks go back to this machine's root (host_root.c)
+if [ -n "$ROOT" ]; then   # a root: tasks go back to this machine's root (host_root.c)
     echo "PlugStackConfig=$LAB_DIR/etc/plugstack.conf" >> "$LAB_CONF"
     echo "required $(sed -n 's/^plugin=//p' "$ROOT/.tfslurm-root") /host" > "$LAB_DIR/etc/plugstack.conf"
 fi
@@ -320,7 +328,7 @@ log "namespaces and bridge ready ($(elapsed))"
 # slave: later host mounts still show up). nsenter, not `ip netns exec`: that one
 # remounts /sys, hides /sys/fs/cgroup, and slurmd 22.05 then cannot start. Neither
 # nsenter --net nor unshare --uts --mount forks: CMD keeps the PID this was run as.
-# 24.11: CMD then runs from the Debian 13 root (bin/enter-root, a copy of
+# With a root (20.11, 24.11, 26.05): CMD then runs from it (bin/enter-root, a copy of
 # enter_root.sh; it execs too), with this repository, its .venv and the lab folder
 # bound at their own paths even if they are under a system folder.
 enter="" bind="" bind_line=""
@@ -346,7 +354,7 @@ exec nsenter --net="/run/netns/$NSP\$h" unshare --uts --mount --propagation slav
 EOF
 # Client wrappers: inside a lab namespace (a task, a batch script, salloc's shell)
 # run the real client; anywhere else run it in the controller's namespace.
-# 24.11: the clients are the root's; inside the lab a client is called either from
+# With a root: the clients are the root's; inside the lab a client is called either from
 # the root (salloc's command) or from a task back on this machine's root.
 inodes=""
 while read -r ns; do inodes="$inodes|'$(stat -L -c 'net:[%i]' "/run/netns/$ns")'"; done < "$LAB_NSFILE"
