@@ -184,8 +184,11 @@ class LauncherPlacementTest(absltest.TestCase):
     return '%s %s --epochs 2 --steps-per-epoch 3' % (launch_line, TRAIN_MWMS)
 
   def assertTrainedAsOneCluster(self, output, hosts):
-    results = [json.loads(line[len('RESULT '):])
-               for line in output.splitlines() if line.startswith('RESULT ')]
+    # The ranks share the launcher's output: a line may hold the end of
+    # another rank's output, or several results.
+    decoder = json.JSONDecoder()
+    results = [decoder.raw_decode(chunk)[0]
+               for chunk in output.split('RESULT ')[1:]]
     table = '\n'.join(json.dumps(r, sort_keys=True) for r in results)
     self.assertEqual(sorted(r['task'] for r in results),
                      ['worker:%d' % i for i in range(len(hosts))],
