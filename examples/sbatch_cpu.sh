@@ -5,8 +5,8 @@
 # or <node>:8889. Submit from the repository root:
 #   sbatch examples/sbatch_cpu.sh [train_mwms.py options, e.g. --epochs 5]
 # (or from elsewhere with REPO=/path/to/repo, which sbatch passes on).
-# PYTHON: a Python with TensorFlow [python3]. The repository root goes on
-# PYTHONPATH so that pip TensorFlow uses this repository's resolver. Adapt
+# PYTHON: a Python with TensorFlow and this package installed (pip install
+# /path/to/repo, or the repository's .venv) [python3]. Adapt
 # partition, account and time; the integration tests run this script on the
 # Slurm lab (tests/integration/mwms_training_test.py).
 #SBATCH --job-name=tf-mwms-cpu

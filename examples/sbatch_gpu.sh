@@ -7,8 +7,9 @@
 #   sbatch examples/sbatch_gpu.sh [train_mwms.py options, e.g. --epochs 5]
 # (or from elsewhere with REPO=/path/to/repo, which sbatch passes on).
 # PYTHON: a Python with GPU TensorFlow (e.g. pip install 'tensorflow[and-cuda]')
-# [python3]. The repository root goes on PYTHONPATH so that pip TensorFlow
-# uses this repository's resolver. Adapt partition, account, time and
+# [python3], with this package installed (pip install /path/to/repo, or the
+# repository's .venv) so that pip TensorFlow uses this repository's
+# resolver. Adapt partition, account, time and
 # --cpus-per-task (4 tasks x 4 CPUs need 16 CPUs per node; on the Slurm lab's
 # 4-CPU nodes: sbatch -p debug --cpus-per-task=1 examples/sbatch_gpu.sh).
 #SBATCH --job-name=tf-mwms-gpu
