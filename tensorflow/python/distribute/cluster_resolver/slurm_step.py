@@ -1074,7 +1074,8 @@ def _job_id(environ):
 
 def _launch_step(environ, launch, tasks_per_node):
   """The step of the ranks an MPI launcher placed (`slurm_launcher`)."""
-  counts = [launch.rank_nodes.count(node) for node in range(len(launch.nodes))]
+  ranks_of_node = collections.Counter(launch.rank_nodes)
+  counts = [ranks_of_node[node] for node in range(len(launch.nodes))]
   source = '%s by %s over SLURM_JOB_NODELIST=%r' % (
       launch.launcher, launch.mapping, environ.get('SLURM_JOB_NODELIST'))
   if tasks_per_node is not None and _counts_from_argument(
