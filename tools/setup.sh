@@ -45,9 +45,12 @@ if [[ ! -x .venv/bin/python3 || "$(cat "${stamp}" 2>/dev/null)" != "${want}" ]];
 fi
 
 # 3. The editable install, redone if it serves another checkout (a copied
-#    .venv) or is missing. pip_package/tf_slurm_resolver.pth is the one switch.
+#    .venv), is missing, or is broken (its package not importable).
+#    pip_package/tf_slurm_resolver.pth is the one switch.
 site="$(.venv/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 if [[ ! -f "${site}/tf_slurm_resolver.pth" ||
+      "$(.venv/bin/python3 -c 'import tf_slurm_resolver; print(1)' \
+           2>/dev/null)" != 1 ||
       "$(cat "${site}"/__editable__.tf_slurm_resolver-*.pth 2>/dev/null)" \
         != "${root}/pip_package" ]]; then
   echo "== pip install -e . (the overlay's .pth, serving ${root})"
