@@ -106,8 +106,8 @@ class LauncherFixturesTest(parameterized.TestCase):
       self.assertEqual((launcher, mapping, rank),
                        (launch.launcher, launch.mapping, launch.rank))
       self.assertEqual(truth, [
-          (launch.nodes[node], local)
-          for node, local in zip(launch.rank_nodes, launch.local_indices)
+          (launch.nodes[node], local) for node, local in
+          slurm_step.places_of_nodes(launch.rank_nodes, len(launch.nodes))
       ])
       self.assertEqual(launches[0].nodes, launch.nodes)
 
@@ -121,10 +121,10 @@ class LauncherFixturesTest(parameterized.TestCase):
           slurm_launcher.read_launch(env, host)
       else:
         launch = slurm_launcher.read_launch(env, host)
-        self.assertEqual(
-            (host, _launcher_local_rank(env)),
-            (launch.nodes[launch.rank_nodes[rank]],
-             launch.local_indices[rank]))
+        node, local = slurm_step.places_of_nodes(launch.rank_nodes,
+                                                 len(launch.nodes))[rank]
+        self.assertEqual((host, _launcher_local_rank(env)),
+                         (launch.nodes[node], local))
 
   @parameterized.named_parameters((name, name) for name in sorted(_SRUN))
   def testSrunRanksAgreeWithSlurmAndLeaveTheStepToSlurm(self, name):

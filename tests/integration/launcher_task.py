@@ -22,8 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 PACKAGE = 'tensorflow.python.distribute.cluster_resolver'
 
 
-def _launcher_module():
-  """slurm_launcher, with its package's parents as empty stand-ins."""
+def _import(name):
+  """Module `name` of the package, its parents as empty stand-ins."""
   parts = PACKAGE.split('.')
   for depth in range(1, len(parts) + 1):
     name = '.'.join(parts[:depth])
@@ -31,11 +31,12 @@ def _launcher_module():
       module = types.ModuleType(name)
       module.__path__ = [os.path.join(ROOT, *parts[:depth])]
       sys.modules[name] = module
-  return importlib.import_module(PACKAGE + '.slurm_launcher')
+  return importlib.import_module(PACKAGE + '.' + name)
 
 
 def main(out):
-  slurm_launcher = _launcher_module()
+  slurm_launcher = _import('slurm_launcher')
+  slurm_step = _import('slurm_step')
   env = os.environ
   rank = env.get('OMPI_COMM_WORLD_RANK', env.get('PMI_RANK'))
   report = {
@@ -48,7 +49,9 @@ def main(out):
     launch = slurm_launcher.read_launch(env, socket.gethostname())
     report.update(launcher=launch.launcher, nodes=list(launch.nodes),
                   rank_nodes=list(launch.rank_nodes),
-                  local_indices=list(launch.local_indices),
+                  local_indices=[
+                      local for _, local in slurm_step.places_of_nodes(
+                          launch.rank_nodes, len(launch.nodes))],
                   mapping=launch.mapping, own_rank=launch.rank)
   except (RuntimeError, ValueError) as e:
     report['error'] = '%s: %s' % (type(e).__name__, e)

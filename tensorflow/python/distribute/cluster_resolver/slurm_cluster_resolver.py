@@ -325,8 +325,10 @@ def _log_gpu_plan(step, plan, defaults):
   if step.gpus.bound_per_task:
     return
   gpus = len(plan.node_gpus or ())
+  node = step.place[0]
+  on_node = step.tasks_per_node[node]
   if step.gpus.step_total is not None and defaults:
-    num_nodes = len(step.component_nodes(step.place[0]))
+    num_nodes = len(step.component_nodes(node))
     if num_nodes > 1 and step.gpus.step_total != gpus * num_nodes:
       logging.warning(
           'Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one %d:'
@@ -344,17 +346,19 @@ def _log_gpu_plan(step, plan, defaults):
         'The busiest node of the %s runs %d tasks, more than its GPUs: every '
         'task uses one GPU. This node has %d GPUs (%s) for %d tasks; %s. '
         'Pass gpus_per_task to choose otherwise.',
-        'component' if step.heterogeneous else 'step', plan.busiest, gpus,
-        plan.source, plan.on_node, shared)
+        'component' if step.heterogeneous else 'step',
+        step.busiest_of_component(node), gpus,
+        plan.source, on_node, shared)
   elif gpus and not plan.per_task:
     logging.warning('This node has %d GPUs (%s) for %d tasks: this task gets '
-                    'none.', gpus, plan.source, plan.on_node)
-  elif gpus and plan.per_task * plan.on_node < gpus:
+                    'none.', gpus, plan.source, on_node)
+  elif gpus and plan.per_task * on_node < gpus:
     logging.info(
         'Each task uses %d GPU(s), as many as the %d tasks of the busiest node '
         'can each have; %d of this node\'s %d GPUs stay unused. Pass '
-        'gpus_per_task to choose otherwise.', plan.per_task, plan.busiest,
-        gpus - plan.per_task * plan.on_node, gpus)
+        'gpus_per_task to choose otherwise.', plan.per_task,
+        step.busiest_of_component(node),
+        gpus - plan.per_task * on_node, gpus)
 
 
 def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,

@@ -16,8 +16,9 @@
 
 `expand_hostlist` turns a hostlist such as `n[09-11],gpu1-ib` into host names
 in the order `scontrol show hostnames` prints them, and
-`expand_tasks_per_node` turns `4(x2),1` into counts. Both are pure functions
-that refuse malformed or oversized input before allocating anything large.
+`expand_tasks_per_node` turns `4(x2),1` into counts, and `parse_int` reads
+one number. All are pure functions that refuse malformed or oversized input
+before allocating anything large.
 `get_expander` also offers Slurm's own `scontrol show hostnames`, alone or as
 a cross-check.
 """
@@ -48,6 +49,7 @@ _ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]|\[[^\[\]]*\])+|[\[\]]')
 _GROUP_RE = re.compile(r'\[([^\]]*)\]')
 _RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
 _TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
+_DECIMAL_RE = re.compile(r'\s*[0-9]{1,40}\s*')
 # Where scontrol finds slurm.conf when SLURM_CONF is not set: the usual
 # install locations, and the copy slurmd keeps in configless mode. Without
 # any, scontrol looks for a controller in DNS, which can take long to fail.
@@ -179,6 +181,23 @@ def _names(texts, groups):
       ''.join(itertools.chain(*zip(texts, _scontrol_order(choice)))) +
       texts[-1] for choice in itertools.product(*numbers)
   ]
+
+
+def parse_int(name, text, minimum, maximum):
+  """Parses the text of variable `name` as an int in minimum..maximum.
+
+  Surrounding whitespace is allowed, as Slurm's own atoi; signs, non-ASCII
+  digits and anything else are not.
+
+  Raises:
+    ValueError: Naming the variable and its value, if it is not such an int.
+  """
+  if isinstance(text, str) and _DECIMAL_RE.fullmatch(text):
+    number = int(text)
+    if minimum <= number <= maximum:
+      return number
+  raise ValueError('%s=%r: expected an integer in %d..%d' %
+                   (name, text, minimum, maximum))
 
 
 def expand_hostlist(hostlist):

@@ -39,7 +39,6 @@ Nothing here depends on TensorFlow; the environment mapping and the host
 name are the only inputs.
 """
 
-import collections
 import dataclasses
 from typing import Tuple
 
@@ -69,8 +68,6 @@ class Launch:
     nodes: The names of the job's nodes that run ranks, in the job's order
       (`SLURM_JOB_NODELIST`).
     rank_nodes: For every rank, the index into `nodes` of its node.
-    local_indices: For every rank, its index among the ranks of its node
-      (the launcher's local rank).
     rank: This process's rank.
     mapping: How the ranks were dealt: 'slot' (fill each node's slots in
       turn) or 'node' (one rank per node in turn).
@@ -78,17 +75,12 @@ class Launch:
   launcher: str
   nodes: Tuple[str, ...]
   rank_nodes: Tuple[int, ...]
-  local_indices: Tuple[int, ...]
   rank: int
   mapping: str
 
   @property
   def num_ranks(self):
     return len(self.rank_nodes)
-
-  def local_size(self, node):
-    """The number of ranks on node index `node`."""
-    return self.rank_nodes.count(node)
 
 
 def detect_launcher(environ):
@@ -157,15 +149,13 @@ def check_srun_rank(environ, launcher):
 
 def _parse_int(launcher, environ, name, minimum, maximum=_MAX_RANKS):
   """Reads the integer variable `name`, set by `launcher`."""
-  value = environ.get(name)
-  if value is None:
+  if name not in environ:
     raise RuntimeError('%s: %s is not set; this launcher sets it in every rank.'
                        % (launcher, name))
-  if not (value.isascii() and value.isdigit()) or not (
-      minimum <= int(value) <= maximum):
-    raise ValueError('%s: %s=%r: expected an integer in %d..%d' %
-                     (launcher, name, value, minimum, maximum))
-  return int(value)
+  try:
+    return slurm_hostlist.parse_int(name, environ[name], minimum, maximum)
+  except ValueError as e:
+    raise ValueError('%s: %s' % (launcher, e)) from None
 
 
 def _job_slots(environ):
@@ -224,16 +214,6 @@ def place_by_node(slots, num_ranks):
         rank_nodes.append(node)
         left[node] -= 1
   return rank_nodes
-
-
-def _local_indices(rank_nodes):
-  """Each rank's index among the ranks of its node, in rank order."""
-  seen = collections.Counter()
-  indices = []
-  for node in rank_nodes:
-    indices.append(seen[node])
-    seen[node] += 1
-  return indices
 
 
 def _srun_line(environ, num_ranks):
@@ -369,7 +349,6 @@ def read_launch(environ, hostname):
       launcher=launcher,
       nodes=tuple(nodes[node] for node in used),
       rank_nodes=tuple(renumber[node] for node in rank_nodes),
-      local_indices=tuple(_local_indices(rank_nodes)),
       rank=rank,
       mapping=mapping)
 
@@ -381,7 +360,7 @@ def _check_own_row(rank_nodes, rank, own_node, local_rank, local_size, nodes,
   if placed != own_node:
     raise RuntimeError('rank %d runs on %s, but the model (%s) places it on %s'
                        % (rank, nodes[own_node], model, nodes[placed]))
-  model_local = _local_indices(rank_nodes)[rank]
+  model_local = rank_nodes[:rank].count(placed)
   model_size = rank_nodes.count(placed)
   if (local_rank, local_size) != (model_local, model_size):
     raise RuntimeError(

@@ -17,6 +17,7 @@
 from absl.testing import absltest
 
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
+from tensorflow.python.distribute.cluster_resolver import slurm_step
 
 # sbatch -N3 -n5: the job as every rank sees it.
 _JOB = {
@@ -52,9 +53,9 @@ def _hydra_env(rank, local_rank, local_size, size=5, **more):
 
 
 def _rows(launch):
-  """(node name, local index) of every rank."""
-  return [(launch.nodes[node], local)
-          for node, local in zip(launch.rank_nodes, launch.local_indices)]
+  """(node name, local index) of every rank, as the step model places them."""
+  return [(launch.nodes[node], local) for node, local in
+          slurm_step.places_of_nodes(launch.rank_nodes, len(launch.nodes))]
 
 
 class DetectLauncherTest(absltest.TestCase):
@@ -161,7 +162,7 @@ class ReadLaunchTest(absltest.TestCase):
     launch = slurm_launcher.read_launch(
         _ompi_env(1, 1, 2, 'n9', size=2, universe=5), 'n9')
     self.assertEqual(('n9',), launch.nodes)
-    self.assertEqual(2, launch.local_size(0))
+    self.assertEqual((0, 0), launch.rank_nodes)
 
   def testUnderOpenMpiTheNodeIsSlurmdNodename(self):
     # The host name is not consulted: mpirun's ranks share their daemon's node.

@@ -76,7 +76,6 @@ MAX_GPUS_PER_NODE = 1024
 _MAX_ID = 2**32 - 1
 # Decimal text, as Slurm's atoi reads it; at most 40 digits, since int() of
 # a long string of digits is slow (and refused beyond 4300 digits).
-_DECIMAL_RE = re.compile(r'\s*[0-9]{1,40}\s*')
 _PORT_RANGE_RE = re.compile(r'([0-9]{1,5})(?:-([0-9]{1,5}))?')
 # SLURM_HOSTFILE: a line per task holds at most a host name and this much
 # more (spaces, a comment), after comments of up to _HOSTFILE_HEADER_BYTES;
@@ -117,23 +116,6 @@ def check_int(name, value, minimum, maximum, optional=False):
                      (name, value, 'None or ' if optional else '', minimum,
                       maximum))
   return value
-
-
-def parse_int(name, text, minimum, maximum):
-  """Parses the text of variable `name` as an int in minimum..maximum.
-
-  Surrounding whitespace is allowed, as Slurm's own atoi; signs, non-ASCII
-  digits and anything else are not.
-
-  Raises:
-    ValueError: Naming the variable and its value, if it is not such an int.
-  """
-  if isinstance(text, str) and _DECIMAL_RE.fullmatch(text):
-    number = int(text)
-    if minimum <= number <= maximum:
-      return number
-  raise ValueError('%s=%r: expected an integer in %d..%d' %
-                   (name, text, minimum, maximum))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -312,14 +294,14 @@ def _parse_distribution(distribution, plane_size):
     if plane_size is None:
       raise RuntimeError('SLURM_DISTRIBUTION=%r needs SLURM_DIST_PLANESIZE, '
                          'which is not set' % distribution)
-    return 'plane', parse_int('SLURM_DIST_PLANESIZE', plane_size, 1,
-                              MAX_TASKS)
+    return 'plane', slurm_hostlist.parse_int('SLURM_DIST_PLANESIZE',
+                                             plane_size, 1, MAX_TASKS)
   if node_level.startswith('plane='):
     # The size in SLURM_DISTRIBUTION itself is the one Slurm used.
     size = node_level[len('plane='):]
     return 'plane', _parse_variable(
         'SLURM_DISTRIBUTION', distribution,
-        lambda _: parse_int('plane size', size, 1, MAX_TASKS))
+        lambda _: slurm_hostlist.parse_int('plane size', size, 1, MAX_TASKS))
   raise ValueError('SLURM_DISTRIBUTION=%r: unknown task distribution %r; '
                    'expected block, cyclic, plane or arbitrary' %
                    (distribution, node_level))
@@ -468,7 +450,7 @@ def _het_size(environ, num_nodes):
   for name in ('SLURM_HET_SIZE', 'SLURM_PACK_SIZE'):
     if name in environ:
       # Components share no node: there are at most as many as nodes.
-      return name, parse_int(name, environ[name], 1, num_nodes)
+      return name, slurm_hostlist.parse_int(name, environ[name], 1, num_nodes)
   return None, None
 
 
@@ -535,8 +517,9 @@ def _het_task_index(environ, nodes, counts):
     raise RuntimeError('SLURMD_NODENAME=%r is not in the step node list %s' %
                        (name, list(nodes)))
   node = nodes.index(name)
-  local = parse_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'), 0,
-                    MAX_TASKS_PER_NODE - 1)
+  local = slurm_hostlist.parse_int('SLURM_LOCALID',
+                                   _require(environ, 'SLURM_LOCALID'), 0,
+                                   MAX_TASKS_PER_NODE - 1)
   if local >= counts[node]:
     raise RuntimeError('SLURM_LOCALID=%d but SLURMD_NODENAME=%r runs %d tasks '
                        'of the step' % (local, name, counts[node]))
@@ -779,8 +762,9 @@ def _parse_gpu_total(text):
   """Parses `--gpus`' `[type:]N[,[type:]N...]` (SLURM_GPUS) into a count."""
   most = MAX_GPUS_PER_NODE * MAX_TASKS
   try:
-    return sum(parse_int('COUNT', item.rsplit(':', 1)[-1], 0, most)
-               for item in text.split(','))
+    return sum(
+        slurm_hostlist.parse_int('COUNT', item.rsplit(':', 1)[-1], 0, most)
+        for item in text.split(','))
   except ValueError:
     raise ValueError('expected [TYPE:]COUNT, e.g. 4 or a100:4, with a '
                      'COUNT in 0..%d' % most) from None
@@ -803,7 +787,8 @@ def read_gpus(environ):
   """
   on_node = environ.get('SLURM_GPUS_ON_NODE')
   if on_node is not None:
-    on_node = parse_int('SLURM_GPUS_ON_NODE', on_node, 0, MAX_GPUS_PER_NODE)
+    on_node = slurm_hostlist.parse_int('SLURM_GPUS_ON_NODE', on_node, 0,
+                                       MAX_GPUS_PER_NODE)
   step_total = environ.get('SLURM_GPUS')
   if step_total is not None:
     step_total = _parse_variable('SLURM_GPUS', step_total, _parse_gpu_total)
@@ -848,8 +833,6 @@ class GpuPlan:
     task_gpus: This task's GPU ids for `CUDA_VISIBLE_DEVICES`, or None to
       leave it alone.
     source: Where `node_gpus` came from (a variable, an argument, a command).
-    busiest: Tasks on the busiest node of the step (or of the component).
-    on_node: Tasks on this task's node.
     shared: Whether, with fewer GPUs than tasks, the node's tasks share
       GPUs round-robin.
     sharers: How many tasks of the node use this task's GPU (1: its own).
@@ -860,8 +843,6 @@ class GpuPlan:
   node_gpus: Optional[Tuple[str, ...]] = None
   task_gpus: Optional[Tuple[str, ...]] = None
   source: str = ''
-  busiest: int = 0
-  on_node: int = 0
   shared: bool = False
   sharers: int = 1
   withheld: bool = False
@@ -871,7 +852,6 @@ class GpuPlan:
     if self.node_gpus is None:
       return None
     return deal_gpus(self.node_gpus, self.per_task, local)
-
 
 
 def _bound_gpu_plan(gpus, gpus_per_node, gpus_per_task):
@@ -990,17 +970,16 @@ def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   if shared:
     per_task = 1
   if withheld:
-    return GpuPlan(per_task, task_gpus=(), source=source, busiest=busiest,
-                   on_node=on_node, withheld=True)
+    return GpuPlan(per_task, task_gpus=(), source=source, withheld=True)
   if not node_gpus and gpus.visible is not None:
     # Slurm's value already hides every GPU.
-    return GpuPlan(per_task, source=source, busiest=busiest, on_node=on_node)
+    return GpuPlan(per_task, source=source)
   sharers = 1
   if shared and on_node > len(node_gpus):
     sharers = (on_node // len(node_gpus) +
                (local % len(node_gpus) < on_node % len(node_gpus)))
   return GpuPlan(per_task, node_gpus, deal_gpus(node_gpus, per_task, local),
-                 source, busiest, on_node, shared, sharers)
+                 source, shared, sharers)
 
 
 def _parse_ports(text):
@@ -1035,8 +1014,9 @@ def _check_num_tasks(environ, variables, total, counts_source):
     raise ValueError('%s: %d tasks in all; expected at most %d' %
                      (counts_source, total, MAX_TASKS))
   if variables.num_tasks_var in environ:
-    num_tasks = parse_int(variables.num_tasks_var,
-                          environ[variables.num_tasks_var], 1, MAX_TASKS)
+    num_tasks = slurm_hostlist.parse_int(
+        variables.num_tasks_var, environ[variables.num_tasks_var], 1,
+        MAX_TASKS)
     if num_tasks != total:
       raise RuntimeError(
           '%s=%d but the tasks per node (%s) add up to %d; launch the program '
@@ -1064,12 +1044,12 @@ def _step_id(environ):
   text = environ.get('SLURM_STEP_ID', '0')
   if re.fullmatch(r'\s*-[1-9][0-9]?\s*', text):
     return 2**32 + int(text)
-  return parse_int('SLURM_STEP_ID', text, 0, _MAX_ID)
+  return slurm_hostlist.parse_int('SLURM_STEP_ID', text, 0, _MAX_ID)
 
 
 def _job_id(environ):
-  return parse_int('SLURM_JOB_ID', environ.get('SLURM_JOB_ID', '0'), 0,
-                   _MAX_ID)
+  return slurm_hostlist.parse_int('SLURM_JOB_ID',
+                                  environ.get('SLURM_JOB_ID', '0'), 0, _MAX_ID)
 
 
 def _launch_step(environ, launch, tasks_per_node):
@@ -1087,7 +1067,7 @@ def _launch_step(environ, launch, tasks_per_node):
   return SlurmStep(
       nodes=launch.nodes,
       tasks_per_node=tuple(counts),
-      places=tuple(zip(launch.rank_nodes, launch.local_indices)),
+      places=places_of_nodes(launch.rank_nodes, len(launch.nodes)),
       task_index=launch.rank,
       gpus=read_gpus(environ),
       counts_source=source,
@@ -1143,8 +1123,8 @@ def read_step(environ,
   nodes, counts, places, node_components = _layout(
       environ, nodes, counts, counts_source, expand, variables.is_batch)
   if node_components is None:
-    rank = parse_int('SLURM_PROCID', environ['SLURM_PROCID'], 0,
-                     MAX_TASKS - 1)
+    rank = slurm_hostlist.parse_int('SLURM_PROCID', environ['SLURM_PROCID'],
+                                    0, MAX_TASKS - 1)
   else:
     rank = _het_task_index(environ, nodes, counts)
   if rank >= total:
