@@ -49,6 +49,8 @@ _ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]|\[[^\[\]]*\])+|[\[\]]')
 _GROUP_RE = re.compile(r'\[([^\]]*)\]')
 _RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
 _TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
+# Decimal text, as Slurm's atoi reads it; at most 40 digits, since int() of
+# a long string of digits is slow (and refused beyond 4300 digits).
 _DECIMAL_RE = re.compile(r'\s*[0-9]{1,40}\s*')
 # Where scontrol finds slurm.conf when SLURM_CONF is not set: the usual
 # install locations, and the copy slurmd keeps in configless mode. Without

@@ -74,8 +74,6 @@ GRES_TYPES = 'GresTypes=gpu in slurm.conf'
 MAX_GPUS_PER_NODE = 1024
 # Slurm's job and step ids are 32-bit.
 _MAX_ID = 2**32 - 1
-# Decimal text, as Slurm's atoi reads it; at most 40 digits, since int() of
-# a long string of digits is slow (and refused beyond 4300 digits).
 _PORT_RANGE_RE = re.compile(r'([0-9]{1,5})(?:-([0-9]{1,5}))?')
 # SLURM_HOSTFILE: a line per task holds at most a host name and this much
 # more (spaces, a comment), after comments of up to _HOSTFILE_HEADER_BYTES;
