@@ -31,10 +31,15 @@ echo "job ${SLURM_JOB_ID}: $(date -u +%FT%TZ) restart ${SLURM_RESTART_COUNT:-0}"
 trap 'echo "job ${SLURM_JOB_ID}: batch script got SIGTERM"' TERM
 srun "${PYTHON:-python3}" "${repo}/examples/train_requeue.py" "$@"
 status=$?
-# 43: the job should be requeued, but task 0 could not (no scontrol where it
-# runs, e.g. in a container): requeue it from here.
-if [ "${status}" = 43 ]; then
-  scontrol requeue "${SLURM_JOB_ID}"
-fi
 echo "job ${SLURM_JOB_ID}: srun exited with ${status}"
+# 43: the job should be requeued, but task 0 could not (no scontrol where it
+# runs, e.g. in a container). 138 (128 + SIGUSR1): the early warning ended a
+# task before its SlurmTerminationConfig existed, so nothing was saved or
+# requeued. Either way, requeue the job from here.
+case "${status}" in
+  43|138)
+    echo "job ${SLURM_JOB_ID}: requeued by the batch script (srun status" \
+         "${status}); it resumes from its last checkpoint"
+    scontrol requeue "${SLURM_JOB_ID}" ;;
+esac
 exit "${status}"

@@ -30,7 +30,10 @@ depend only on the step. Each case stops a job midway, the way Slurm does:
    (`PreemptMode=REQUEUE`): saved, requeued by Slurm and not by task 0,
    resumed, COMPLETED;
 5. early warning with no scontrol where the tasks run (as in a container):
-   task 0 exits with 43 and examples/sbatch_requeue.sh requeues the job.
+   task 0 exits with 43 and examples/sbatch_requeue.sh requeues the job;
+6. early warning before the tasks' Python has created the config: SIGUSR1
+   ends the tasks, srun exits with 138 and examples/sbatch_requeue.sh
+   requeues the job, which then trains from the start.
 Each test prints the job states and restart counts it saw. The lab has
 `AuthInfo=cred_expire=5` (a requeued job starts about 6 s after it ended)
 and `KillWait=5` (see tools/slurm_lab/up.sh).
@@ -52,6 +55,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 SBATCH_REQUEUE = os.path.join(ROOT, 'examples', 'sbatch_requeue.sh')
 REQUEUE_JOB = os.path.join(HERE, 'requeue_job.sh')
 PYTHON_WITHOUT_SCONTROL = os.path.join(HERE, 'python_without_scontrol.sh')
+PYTHON_AFTER_A_PAUSE = os.path.join(HERE, 'python_after_a_pause.sh')
 NODES = 'n[9-10]'
 JOB_ARGS = ['-w', NODES, '-N2', '--ntasks-per-node=1']
 # The time limit case runs meanwhile on two nodes of the other partition.
@@ -286,6 +290,28 @@ class TerminationTest(absltest.TestCase):
     self.assertIn('job %s: srun exited with 43' % job.id, text)
     self.assertNotIn(REQUEUED_BY_TASK, text)
     self._assert_resumed(job, STEPS)
+
+  def test_warning_before_the_config_exists_is_requeued_by_the_batch_script(
+      self):
+    job = submit(self.lab, self.tmp, 'early-warning-at-start', SBATCH_REQUEUE,
+                 [], STEPS, env={'PYTHON': PYTHON_AFTER_A_PAUSE,
+                                 'TASK_PYTHON': self.lab.python,
+                                 'PAUSE_SECONDS': '60'})
+    for procid in (0, 1):
+      self.assertTrue(job.wait_for_log('PAUSE task %d' % procid, 150),
+                      job.describe())
+    self._signal(job, '--signal=USR1')
+    text = self._assert_ended(job, 'early warning at start', 'COMPLETED', 1)
+    self.assertIn('job %s: srun exited with 138' % job.id, text)
+    self.assertIn('job %s: requeued by the batch script (srun status 138)' %
+                  job.id, text)
+    self.assertNotIn('SIGUSR1 received', text)
+    # The first run never trained: the requeued job starts from step 0.
+    self.assertEqual(job.starts(), [(1, 0)], job.describe())
+    results = job.results()
+    self.assertEqual(sorted(results), [0, 1], job.describe())
+    for result in results.values():
+      self.assertEqual((result['restarts'], result['steps']), (1, STEPS))
 
   def test_time_limit_saves_within_kill_wait_requeues_and_resumes(self):
     job, follower = self.request.getfixturevalue('time_limit_job')
