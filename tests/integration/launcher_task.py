@@ -26,11 +26,11 @@ def _import(name):
   """Module `name` of the package, its parents as empty stand-ins."""
   parts = PACKAGE.split('.')
   for depth in range(1, len(parts) + 1):
-    name = '.'.join(parts[:depth])
-    if name not in sys.modules:
-      module = types.ModuleType(name)
+    parent = '.'.join(parts[:depth])
+    if parent not in sys.modules:
+      module = types.ModuleType(parent)
       module.__path__ = [os.path.join(ROOT, *parts[:depth])]
-      sys.modules[name] = module
+      sys.modules[parent] = module
   return importlib.import_module(PACKAGE + '.' + name)
 
 
