@@ -7,19 +7,26 @@
 The files the patch touches are copied from the tree (`--tf-tree`; else from
 a tree rebuilt from pip TensorFlow, `pip_tree`) into a scratch git
 repository; `patched_files` are written over them and `git diff` is the
-patch: every slurm_*.py file of the package and README_Slurm.md (the tree's
-license headers must stay); in the package's BUILD, the repository's slurm_*
-targets as its own BUILD writes them (`splice_build`) and WHEEL_DEP in the
-deps of WHEEL_TARGET, which TensorFlow's pip package takes; the v1 and v2 API
-goldens; and tools/tf_release_note.md in RELEASE.md under a new heading for
-the release after the patched one, which has shipped.
+patch: every slurm_*.py file of PACKAGES (cluster_resolver/, and
+failure_handling/ for SlurmTerminationConfig) and README_Slurm.md (the
+tree's license headers must stay); in each package's BUILD, the
+repository's slurm_* targets as its own BUILD writes them, without its
+stand-ins (`splice_build`); WHEEL_DEP in the deps of WHEEL_TARGET, which
+TensorFlow's pip package takes; the import of SlurmTerminationConfig's module
+in EXPORTS and its target in the deps of EXPORTS_TARGET, without which API
+generation would not see its tf_export; the class goldens, and the member
+in the goldens of the modules of the classes added (`api_golden`); and
+tools/tf_release_note.md in RELEASE.md under a new heading for the release
+after the patched one, which has shipped.
 
 `--check` applies the patch to two scratch trees, with `git apply` and with
 `patch -p1`, compares them, and runs every carried test file of the patched
 tree over pip TensorFlow, the tree's modules served by the overlay, with
 nothing of this repository on the import path (`run_carried_tests`). Pip
-ships no test file, README_Slurm.md or RELEASE.md: a patch made from pip adds
-the first two as new files (notes say so); for a checkout use --tf-tree.
+ships no test file, README_Slurm.md, RELEASE.md, BUILD or
+modules_with_exports.py: a patch made from pip adds the first two as new
+files and changes samples of the BUILDs and modules_with_exports.py (notes
+say so); for a checkout use --tf-tree.
 """
 
 import argparse
