@@ -70,10 +70,10 @@ tf_py_strict_test(
 '''
 
 # In the shape of TensorFlow 2.21's failure_handling/BUILD.
-_TREE_FAILURE_HANDLING_BUILD = '''\
-load("//tensorflow:strict.default.bzl", "py_strict_library")
-load("//tensorflow:tensorflow.default.bzl", "tf_custom_op_py_strict_library", "tf_py_strict_test")
-
+_TREE_FAILURE_HANDLING_BUILD = (
+    'load("//tensorflow:strict.default.bzl", "py_strict_library")\n'
+    'load("//tensorflow:tensorflow.default.bzl", '
+    '"tf_custom_op_py_strict_library", "tf_py_strict_test")\n' + '''
 py_strict_library(
     name = "failure_handling_lib",
     srcs = [
@@ -84,7 +84,7 @@ py_strict_library(
 tf_custom_op_py_strict_library(
     name = "check_preemption_py",
 )
-'''
+''')
 
 # In the shape of TensorFlow 2.21's tensorflow/python/BUILD and
 # modules_with_exports.py.

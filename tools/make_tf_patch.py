@@ -12,9 +12,9 @@ failure_handling/ for SlurmTerminationConfig) and README_Slurm.md (the
 tree's license headers must stay); in each package's BUILD, the
 repository's slurm_* targets as its own BUILD writes them, without its
 stand-ins (`splice_build`); WHEEL_DEP in the deps of WHEEL_TARGET, which
-TensorFlow's pip package takes; the import of SlurmTerminationConfig's module
-in EXPORTS and its target in the deps of EXPORTS_TARGET, without which API
-generation would not see its tf_export; the class goldens, and the member
+TensorFlow's pip package takes; SlurmTerminationConfig's target in the deps
+of EXPORTS_TARGET, without which API generation would not see its
+tf_export, and its module's import in EXPORTS; the class goldens, the member
 in the goldens of the modules of the classes added (`api_golden`); and
 tools/tf_release_note.md in RELEASE.md under a new heading for the release
 after the patched one, which has shipped.
@@ -65,8 +65,9 @@ OVERLAY = 'pip_package'  # The overlay's package and its .pth.
 WHEEL_TARGET = 'cluster_resolver_lib'
 WHEEL_DEP = ':slurm_explain_lib'
 RELEASES = ('2.21',)  # Releases the patch is made for (major.minor).
-# A TensorFlow build's API generation sees the tf_export of the modules that
-# EXPORTS imports (its BUILD's EXPORTS_TARGET has them in its deps).
+# A TensorFlow 2.21 build generates the API from the tf_exports of the
+# sources that the deps of EXPORTS_TARGET reach (generator2's api_extractor
+# aspect); EXPORTS, its source, imports those modules.
 EXPORTS = 'tensorflow/python/modules_with_exports.py'
 EXPORTS_BUILD = 'tensorflow/python/BUILD'
 EXPORTS_TARGET = 'modules_with_exports'
@@ -356,10 +357,12 @@ def add_dep(build, path, target, label):
   labels = re.findall(r'"([^"]+)"', match.group(1))
   if label in labels:
     return build
-  later = [l for l in labels if _label_order(l) > _label_order(label)]
-  at = match.start(1) + (match.group(1).index('"%s"' % later[0]) - 8
-                         if later else len(match.group(1)))
-  rule = rules[0][:at] + '        "%s",\n' % label + rules[0][at:]
+  lines = match.group(1).splitlines(True)  # One label each.
+  at = next((i for i, l in enumerate(labels)
+             if _label_order(l) > _label_order(label)), len(labels))
+  lines.insert(at, '        "%s",\n' % label)
+  rule = (rules[0][:match.start(1)] + ''.join(lines) +
+          rules[0][match.end(1):])
   return build.replace(rules[0], rule, 1)
 
 
@@ -449,9 +452,9 @@ def patched_files(release, base, root=ROOT):
            'takes (through //tensorflow/python/distribute:strategy_combinations'
            '), so that the explain command is in the wheel' %
            (BUILD, WHEEL_DEP, WHEEL_TARGET),
-           '%s imports %s, and %s has it in the deps of %s, so that API '
-           'generation sees its tf_export' %
-           (EXPORTS, EXPORTS_IMPORT.split()[1], EXPORTS_BUILD, EXPORTS_TARGET)]
+           '%s: %s is added to the deps of %s, whose deps API generation '
+           'reads for tf_export, and %s imports it' %
+           (EXPORTS_BUILD, EXPORTS_DEP, EXPORTS_TARGET, EXPORTS)]
   samples = [p for p, text in sorted(_PIP_SAMPLES.items())
              if base.get(p) == text]
   if samples:
