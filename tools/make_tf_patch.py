@@ -482,7 +482,8 @@ def make_patch(release, base, description, root=ROOT):
     _git(tree, 'add', '-A')
     diff = _git(tree, 'diff', '--cached', '--no-color', '--no-ext-diff',
                 '--no-renames')
-  header = ['SlurmClusterResolver for TensorFlow %s' % release, '',
+  header = ['SlurmClusterResolver and SlurmTerminationConfig for TensorFlow '
+            '%s' % release, '',
             'Made by tools/make_tf_patch.py against %s.' % description,
             'Apply at the root of the tree: git apply FILE (or patch -p1 < '
             'FILE).', '', 'Notes:'] + ['  * ' + n for n in notes]
