@@ -1,12 +1,12 @@
 """Lint of the files the patch carries into TensorFlow, as TensorFlow lints.
 
-Every file tools/make_tf_patch.py carries (the package's slurm_*.py files,
-README_Slurm.md, the Slurm targets' BUILD and the release note): at most 80
+Every file tools/make_tf_patch.py carries (the packages' slurm_*.py files,
+README_Slurm.md, the Slurm targets' BUILDs and the release note): at most 80
 columns (Google's style exempts long import lines and URLs), no trailing
 blank lines, and, for the Python files, no message of pylint with the Google
 style settings of tools/pylintrc. pylint reads the files where TensorFlow
 would have them: in a copy of pip TensorFlow's package tree made of symbolic
-links, with the repository's files in place of pip's.
+links, with the repository's files added or in place of pip's.
 
     .venv/bin/python -m tests.lint_test --list     # the files covered
     .venv/bin/python -m tests.lint_test --report   # every problem found
@@ -24,7 +24,7 @@ from tools import make_tf_patch as mtp
 
 _ROOT = mtp.ROOT
 FILES = sorted([p for p in mtp.repo_files() if p not in mtp.GOLDENS] +
-               [mtp.BUILD, mtp.RELEASE_NOTE])
+               list(mtp.BUILDS) + [mtp.RELEASE_NOTE])
 # Files that fail today, each to be removed from here as it is cleaned (the
 # test fails for a file listed here that passes).
 KNOWN_FAILING = frozenset()
@@ -37,28 +37,28 @@ def _lines(relpath):
     return f.read().split('\n')
 
 
-def link_tree(dest, package_files):
+def link_tree(dest, files):
   """Pip TensorFlow's package tree under `dest`, as symbolic links.
 
-  The folders down to the Slurm package are real, so that `package_files`
-  ({file name: path}) replace pip's files there.
+  The folders holding `files` ({path in the tree: path}) are real, so that
+  those files are added there or replace pip's.
   """
   import tensorflow  # pylint: disable=g-import-not-at-top
-  source = os.path.dirname(tensorflow.__file__)
-  parts = mtp.PACKAGE.split('/')
-  for depth in range(len(parts)):
-    here = os.path.join(dest, *parts[:depth + 1])
-    os.mkdir(here)
-    for name in os.listdir(os.path.join(source, *parts[1:depth + 1])):
-      if depth + 1 < len(parts) and name == parts[depth + 1]:
-        continue
-      if depth + 1 == len(parts) and name in package_files:
-        continue
-      os.symlink(os.path.join(source, *parts[1:depth + 1] + [name]),
-                 os.path.join(here, name))
-  for name, path in package_files.items():
-    os.symlink(path, os.path.join(dest, *parts + [name]))
-  return os.path.join(dest, *parts)
+  source = os.path.dirname(os.path.dirname(tensorflow.__file__))
+  for relpath, path in sorted(files.items()):
+    parts = relpath.split('/')
+    for depth in range(1, len(parts)):
+      here = os.path.join(dest, *parts[:depth])
+      if os.path.islink(here) or not os.path.exists(here):
+        if os.path.islink(here):
+          os.unlink(here)
+        os.mkdir(here)
+        for name in os.listdir(os.path.join(source, *parts[:depth])):
+          os.symlink(os.path.join(source, *parts[:depth] + [name]),
+                     os.path.join(here, name))
+    if os.path.lexists(os.path.join(dest, relpath)):
+      os.unlink(os.path.join(dest, relpath))
+    os.symlink(path, os.path.join(dest, relpath))
 
 
 def _column_problems(relpath):
@@ -81,15 +81,14 @@ def _whitespace_problems(relpath):
 
 def _pylint_problems():
   """{path: pylint's messages} of the Python files in FILES."""
-  python = {os.path.basename(p): p for p in FILES if p.endswith('.py')}
+  python = [p for p in FILES if p.endswith('.py')]
   with tempfile.TemporaryDirectory() as scratch:
-    package = link_tree(scratch, {n: os.path.join(_ROOT, p)
-                                  for n, p in python.items()})
+    link_tree(scratch, {p: os.path.join(_ROOT, p) for p in python})
     result = subprocess.run(
         [sys.executable, '-m', 'pylint', '--rcfile',
          os.path.join(_ROOT, 'tools', 'pylintrc'), '--score=n',
          '--msg-template={path}:{line}: {msg_id} {msg} ({symbol})'] +
-        sorted(python), cwd=package, capture_output=True, text=True,
+        python, cwd=scratch, capture_output=True, text=True,
         timeout=900, check=False, env=dict(os.environ, PYTHONPATH=scratch))
   if result.returncode & 1 or result.returncode >= 32:  # Fatal, or usage.
     raise RuntimeError('pylint failed: ' + result.stdout + result.stderr)
@@ -97,8 +96,7 @@ def _pylint_problems():
   for line in result.stdout.splitlines():
     match = re.match(r'(\S+):\d+: [A-Z]\d+ ', line)
     if match:
-      path = python[match.group(1)]
-      problems.setdefault(path, []).append(path + line[len(match.group(1)):])
+      problems.setdefault(match.group(1), []).append(line)
   return problems
 
 

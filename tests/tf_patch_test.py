@@ -5,8 +5,9 @@ scratch git repository and `git diff` makes the patch. Here it is made
 against a tree rebuilt from pip TensorFlow 2.21 (`pip_tree`), applied with
 `git apply` and with `patch -p1`, and the patched tree is used: its carried
 tests and the explain command run over pip TensorFlow with the tree's
-modules, nothing of this repository on the import path. The BUILD splice and
-the release note are checked on samples in the shape of TensorFlow's files.
+modules, nothing of this repository on the import path. The BUILD splice,
+the API generation's import and the release note are checked on samples in
+the shape of TensorFlow's files.
 """
 
 import os
@@ -16,9 +17,13 @@ import subprocess
 
 from absl.testing import absltest
 
+from tools import api_golden
 from tools import make_tf_patch as mtp
 
 _RELEASE = '2.21'
+_FAILURE_HANDLING_BUILD = mtp.FAILURE_HANDLING + '/BUILD'
+_MODULE_GOLDEN = ('tensorflow/tools/api/golden/v2/'
+                  'tensorflow.distribute.experimental.pbtxt')
 _EXPLAIN = 'tensorflow.python.distribute.cluster_resolver.slurm_explain'
 
 # A BUILD in the shape of TensorFlow 2.21's cluster_resolver/BUILD.
@@ -62,6 +67,47 @@ tf_py_strict_test(
     name = "kubernetes_cluster_resolver_py_test",
     srcs = ["kubernetes_cluster_resolver_test.py"],
 )
+'''
+
+# In the shape of TensorFlow 2.21's failure_handling/BUILD.
+_TREE_FAILURE_HANDLING_BUILD = (
+    'load("//tensorflow:strict.default.bzl", "py_strict_library")\n'
+    'load("//tensorflow:tensorflow.default.bzl", '
+    '"tf_custom_op_py_strict_library", "tf_py_strict_test")\n' + '''
+py_strict_library(
+    name = "failure_handling_lib",
+    srcs = [
+        "failure_handling.py",
+    ],
+)
+
+tf_custom_op_py_strict_library(
+    name = "check_preemption_py",
+)
+''')
+
+# In the shape of TensorFlow 2.21's tensorflow/python/BUILD and
+# modules_with_exports.py.
+_TREE_EXPORTS_BUILD = '''\
+py_strict_library(
+    name = "modules_with_exports",
+    srcs = ["modules_with_exports.py"],
+    deps = [
+        ":no_contrib",
+        "//tensorflow/python/distribute",
+        "//tensorflow/python/distribute:combinations",
+        "//tensorflow/python/distribute/failure_handling:preemption_watcher",
+        "//tensorflow/python/dlpack",
+        "@absl_py//absl/logging",
+    ],
+)
+'''
+_TREE_EXPORTS = '''\
+from tensorflow.python.distribute.coordinator.cluster_coordinator import *
+from tensorflow.python.distribute.failure_handling.failure_handling import *
+from tensorflow.python.distribute.failure_handling.preemption_watcher import *
+
+from tensorflow.python.util import tf_decorator_export
 '''
 
 _RELEASE_MD = '''\
@@ -117,14 +163,46 @@ class PatchedPipTreeTest(absltest.TestCase):
     for relpath, text in mtp.repo_files().items():
       self.assertEqual(_read(self.by_git, relpath), text, relpath)
 
-  def testBuildHasTheRepositorysSlurmTargets(self):
-    tree = _rules(_read(self.by_git, mtp.BUILD))
-    ours = _rules(_read(mtp.ROOT, mtp.BUILD))
-    slurm = sorted(n for n in ours if n.startswith('slurm_'))
-    self.assertEqual(sorted(n for n in tree if n.startswith('slurm_')), slurm)
-    for name in slurm:
-      self.assertEqual(tree[name], ours[name])
-    self.assertIn('":slurm_explain_lib",', tree[mtp.WHEEL_TARGET])
+  def testBuildsHaveTheRepositorysSlurmTargets(self):
+    for build in mtp.BUILDS:
+      tree = _rules(_read(self.by_git, build))
+      ours = _rules(_read(mtp.ROOT, build))
+      slurm = sorted(n for n in ours if n.startswith('slurm_'))
+      self.assertNotEqual(slurm, [], build)
+      self.assertEqual(sorted(n for n in tree if n.startswith('slurm_')),
+                       slurm, build)
+      for name in slurm:
+        self.assertEqual(tree[name], ours[name])
+    self.assertIn('":slurm_explain_lib",',
+                  _rules(_read(self.by_git, mtp.BUILD))[mtp.WHEEL_TARGET])
+
+  def testFailureHandlingBuildGetsNoStandIn(self):
+    build = _read(self.by_git, _FAILURE_HANDLING_BUILD)
+    self.assertIn('pip_tensorflow_targets', _read(mtp.ROOT,
+                                                  _FAILURE_HANDLING_BUILD))
+    self.assertNotIn('pip_tensorflow_targets', build)
+    self.assertNotIn('tensorflow_stand_ins.bzl', build)
+
+  def testModulesWithExportsImportsTheConfig(self):
+    self.assertIn(mtp.EXPORTS_ANCHOR + mtp.EXPORTS_IMPORT,
+                  _read(self.by_git, mtp.EXPORTS))
+    exports = _rules(_read(self.by_git, mtp.EXPORTS_BUILD))[mtp.EXPORTS_TARGET]
+    self.assertIn('"%s",' % mtp.EXPORTS_DEP, exports)
+
+  def testModuleGoldenGainsExactlyTheMember(self):
+    entry = ('  member {\n    name: "SlurmTerminationConfig"\n'
+             '    mtype: "<type \\\'type\\\'>"\n  }\n')
+    before = '  member {\n    name: "TPUStrategy"\n'  # Next in name order.
+    self.assertIn(before, self.base[_MODULE_GOLDEN])
+    self.assertEqual(_read(self.by_git, _MODULE_GOLDEN),
+                     self.base[_MODULE_GOLDEN].replace(before, entry + before))
+
+  def testModuleGoldenIsTheRealModules(self):
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    module = tf.distribute.experimental  # Served by the overlay.
+    self.assertEqual(
+        _read(self.by_git, _MODULE_GOLDEN),
+        api_golden.render('tensorflow.distribute.experimental', module))
 
   def testNothingElseChanges(self):
     changed = subprocess.run(
@@ -133,13 +211,16 @@ class PatchedPipTreeTest(absltest.TestCase):
         check=True).stdout.split('\n')
     self.assertCountEqual(
         [line[3:] for line in changed if line],
-        list(mtp.repo_files()) + [mtp.BUILD, mtp.RELEASE_NOTES])
+        list(mtp.repo_files()) + list(mtp.BUILDS) + list(mtp.MODULE_GOLDENS) +
+        [mtp.EXPORTS, mtp.EXPORTS_BUILD, mtp.RELEASE_NOTES])
 
   def testCarriedTestsPassOnThePatchedTree(self):
     report = mtp.run_carried_tests(self.by_git)
     tree = os.path.realpath(self.by_git)
-    self.assertEqual(os.path.realpath(report['source']),
-                     os.path.join(tree, mtp.MODULE))
+    self.assertEqual(report['sources'], {
+        api_golden.SYMBOL: os.path.join(tree, mtp.MODULE),
+        'distribute.experimental.SlurmTerminationConfig': os.path.join(
+            tree, mtp.FAILURE_HANDLING, 'slurm_termination_config.py')})
     self.assertTrue(report['v1_is_v2'])
     self.assertCountEqual(
         report['tests'], [p[:-3].replace('/', '.')
@@ -221,11 +302,12 @@ class SpliceBuildTest(absltest.TestCase):
     self.assertEqual(names[-1], 'kubernetes_cluster_resolver_py_test')
 
   def testExplainLibIsAddedToTheWheelTarget(self):
+    wheel = mtp.add_dep(_TREE_BUILD, mtp.BUILD, mtp.WHEEL_TARGET, mtp.WHEEL_DEP)
     self.assertIn('        ":slurm_cluster_resolver_py",\n'
                   '        ":slurm_explain_lib",\n'
                   '        ":tpu_cluster_resolver_py",\n'
                   '    ],  # placeholder for google-internal dependencies,,\n',
-                  self.spliced)
+                  wheel)
 
   def testLoadsGetTheSymbolsTheTargetsUse(self):
     self.assertIn('load("//tensorflow:strict.default.bzl", "py_strict_binary",'
@@ -249,7 +331,85 @@ class SpliceBuildTest(absltest.TestCase):
     tree = _TREE_BUILD.replace('"cluster_resolver_lib"', '"other_lib"')
     with self.assertRaisesRegex(mtp.PatchError,
                                 'no target cluster_resolver_lib'):
-      mtp.splice_build(tree, self.ours)
+      mtp.add_dep(tree, mtp.BUILD, mtp.WHEEL_TARGET, mtp.WHEEL_DEP)
+
+
+class SpliceFailureHandlingBuildTest(absltest.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    self.ours = _read(mtp.ROOT, _FAILURE_HANDLING_BUILD)
+    self.spliced = mtp.splice_build(_TREE_FAILURE_HANDLING_BUILD, self.ours,
+                                    _FAILURE_HANDLING_BUILD)
+
+  def testSlurmTargetsAreTheRepositorysAfterTheTreesTargets(self):
+    ours = {n: t for n, t in _rules(self.ours).items()
+            if n.startswith('slurm_')}
+    self.assertEqual(list(ours), ['slurm_termination_config_py',
+                                  'slurm_termination_config_py_test'])
+    self.assertEqual(self.spliced, _TREE_FAILURE_HANDLING_BUILD + ''.join(
+        '\n' + t for t in ours.values()))
+
+  def testStandInsAndTheirLoadStayOut(self):
+    self.assertIn('pip_tensorflow_targets', self.ours)
+    self.assertNotIn('pip_tensorflow_targets', self.spliced)
+    self.assertNotIn('tensorflow_stand_ins.bzl', self.spliced)
+
+  def testSplicingTwiceChangesNothing(self):
+    self.assertEqual(mtp.splice_build(self.spliced, self.ours), self.spliced)
+
+  def testTreeWithoutTheTestsLoadIsRefusedNamingTheFile(self):
+    tree = _TREE_FAILURE_HANDLING_BUILD.replace(
+        'load("//tensorflow:tensorflow.default.bzl", '
+        '"tf_custom_op_py_strict_library", "tf_py_strict_test")\n', '')
+    with self.assertRaisesRegex(
+        mtp.PatchError, re.escape(_FAILURE_HANDLING_BUILD) +
+        ' does not load //tensorflow:tensorflow.default.bzl'):
+      mtp.splice_build(tree, self.ours, _FAILURE_HANDLING_BUILD)
+
+
+class ApiGenerationTest(absltest.TestCase):
+  """The import and the BUILD dep through which API generation sees it."""
+
+  def testImportGoesRightAfterPreemptionWatchersImport(self):
+    self.assertEqual(
+        mtp.insert_export(_TREE_EXPORTS), _TREE_EXPORTS.replace(
+            'preemption_watcher import *\n', 'preemption_watcher import *\n'
+            'from tensorflow.python.distribute.failure_handling.'
+            'slurm_termination_config import *\n'))
+
+  def testImportingTwiceChangesNothing(self):
+    once = mtp.insert_export(_TREE_EXPORTS)
+    self.assertEqual(mtp.insert_export(once), once)
+
+  def testTreeWithoutTheAnchorIsRefusedNamingTheFile(self):
+    tree = _TREE_EXPORTS.replace('preemption_watcher', 'other')
+    with self.assertRaisesRegex(
+        mtp.PatchError, '^tensorflow/python/modules_with_exports.py has no '
+        'line .*preemption_watcher import'):
+      mtp.insert_export(tree)
+
+  def testDepGoesInBuildifiersOrderOthersUnmoved(self):
+    build = mtp.add_dep(_TREE_EXPORTS_BUILD, mtp.EXPORTS_BUILD,
+                        mtp.EXPORTS_TARGET, mtp.EXPORTS_DEP)
+    self.assertEqual(build, _TREE_EXPORTS_BUILD.replace(
+        '        "//tensorflow/python/dlpack",\n',
+        '        "//tensorflow/python/distribute/failure_handling:'
+        'slurm_termination_config_py",\n'
+        '        "//tensorflow/python/dlpack",\n'))
+
+  def testTreeWithoutTheTargetIsRefused(self):
+    tree = _TREE_EXPORTS_BUILD.replace('"modules_with_exports"', '"other"')
+    with self.assertRaisesRegex(
+        mtp.PatchError,
+        '^tensorflow/python/BUILD has no target modules_with_exports$'):
+      mtp.add_dep(tree, mtp.EXPORTS_BUILD, mtp.EXPORTS_TARGET, mtp.EXPORTS_DEP)
+
+  def testDepsThatAreNotAPlainListAreRefused(self):
+    tree = _TREE_EXPORTS_BUILD.replace('    deps = [\n',
+                                       '    deps = if_oss([":oss"]) + [\n')
+    with self.assertRaisesRegex(mtp.PatchError, 'not a plain list'):
+      mtp.add_dep(tree, mtp.EXPORTS_BUILD, mtp.EXPORTS_TARGET, mtp.EXPORTS_DEP)
 
 
 class TreeAndFilesTest(absltest.TestCase):

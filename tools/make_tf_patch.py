@@ -7,19 +7,26 @@
 The files the patch touches are copied from the tree (`--tf-tree`; else from
 a tree rebuilt from pip TensorFlow, `pip_tree`) into a scratch git
 repository; `patched_files` are written over them and `git diff` is the
-patch: every slurm_*.py file of the package and README_Slurm.md (the tree's
-license headers must stay); in the package's BUILD, the repository's slurm_*
-targets as its own BUILD writes them (`splice_build`) and WHEEL_DEP in the
-deps of WHEEL_TARGET, which TensorFlow's pip package takes; the v1 and v2 API
-goldens; and tools/tf_release_note.md in RELEASE.md under a new heading for
-the release after the patched one, which has shipped.
+patch: every slurm_*.py file of PACKAGES (cluster_resolver/, and
+failure_handling/ for SlurmTerminationConfig) and README_Slurm.md (the
+tree's license headers must stay); in each package's BUILD, the
+repository's slurm_* targets as its own BUILD writes them, without its
+stand-ins (`splice_build`); WHEEL_DEP in the deps of WHEEL_TARGET, which
+TensorFlow's pip package takes; SlurmTerminationConfig's target in the deps
+of EXPORTS_TARGET, without which API generation would not see its
+tf_export, and its module's import in EXPORTS; the class goldens, the member
+in the goldens of the modules of the classes added (`api_golden`); and
+tools/tf_release_note.md in RELEASE.md under a new heading for the release
+after the patched one, which has shipped.
 
 `--check` applies the patch to two scratch trees, with `git apply` and with
 `patch -p1`, compares them, and runs every carried test file of the patched
 tree over pip TensorFlow, the tree's modules served by the overlay, with
 nothing of this repository on the import path (`run_carried_tests`). Pip
-ships no test file, README_Slurm.md or RELEASE.md: a patch made from pip adds
-the first two as new files (notes say so); for a checkout use --tf-tree.
+ships no test file, README_Slurm.md, RELEASE.md, BUILD or
+modules_with_exports.py: a patch made from pip adds the first two as new
+files and changes samples of the BUILDs and modules_with_exports.py (notes
+say so); for a checkout use --tf-tree.
 """
 
 import argparse
@@ -41,21 +48,40 @@ except ImportError:
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = 'tensorflow/python/distribute/cluster_resolver'
+FAILURE_HANDLING = 'tensorflow/python/distribute/failure_handling'
+PACKAGES = (PACKAGE, FAILURE_HANDLING)  # Their slurm_* files and targets.
+BUILDS = tuple(p + '/BUILD' for p in PACKAGES)
 MODULE = PACKAGE + '/slurm_cluster_resolver.py'
 TEST = PACKAGE + '/slurm_cluster_resolver_test.py'
 BUILD = PACKAGE + '/BUILD'
 README = PACKAGE + '/README_Slurm.md'
 RELEASE_NOTES = 'RELEASE.md'
 RELEASE_NOTE = 'tools/tf_release_note.md'  # This repository's entry there.
-GOLDENS = tuple(sorted(api_golden.GOLDENS.values()))
+GOLDENS = tuple(sorted(list(api_golden.GOLDENS.values()) +
+                       list(api_golden.ADDED.values())))  # Class goldens.
+MODULE_GOLDENS = tuple(api_golden.module_golden_path(api, module)
+                       for api, module in api_golden.modules_of_added())
 OVERLAY = 'pip_package'  # The overlay's package and its .pth.
 WHEEL_TARGET = 'cluster_resolver_lib'
 WHEEL_DEP = ':slurm_explain_lib'
 RELEASES = ('2.21',)  # Releases the patch is made for (major.minor).
+# A TensorFlow 2.21 build generates the API from the tf_exports of the
+# sources that the deps of EXPORTS_TARGET reach (generator2's api_extractor
+# aspect); EXPORTS, its source, imports those modules.
+EXPORTS = 'tensorflow/python/modules_with_exports.py'
+EXPORTS_BUILD = 'tensorflow/python/BUILD'
+EXPORTS_TARGET = 'modules_with_exports'
+EXPORTS_ANCHOR = ('from tensorflow.python.distribute.failure_handling.'
+                  'preemption_watcher import *\n')  # The import goes after.
+EXPORTS_IMPORT = ('from tensorflow.python.distribute.failure_handling.'
+                  'slurm_termination_config import *\n')
+EXPORTS_DEP = '//%s:slurm_termination_config_py' % FAILURE_HANDLING
 
-# For a tree rebuilt from pip: the loads, the Slurm library and the target
-# of the package's __init__.py of TensorFlow 2.21's cluster_resolver/BUILD
-# (pip has no test file, so no test target).
+# Samples, for a tree rebuilt from pip, of the files the patch changes that
+# pip does not ship, each in the shape of TensorFlow 2.21's and with what the
+# patch needs of it. cluster_resolver/BUILD: the loads, the target of the
+# package's __init__.py and the Slurm library (pip has no test file, so no
+# test target).
 _PIP_BUILD = '''\
 load("//tensorflow:strict.default.bzl", "py_strict_library")
 load("//tensorflow:tensorflow.default.bzl", "tf_py_strict_test")
@@ -79,6 +105,63 @@ py_strict_library(
     ],
 )
 '''
+# failure_handling/BUILD: a load in part, and the targets of the files pip
+# ships, each with a few of its deps.
+_PIP_FAILURE_HANDLING_BUILD = '''\
+load("//tensorflow:strict.default.bzl", "py_strict_library")
+load("//tensorflow:tensorflow.default.bzl", "tf_py_strict_test")
+
+py_strict_library(
+    name = "failure_handling_lib",
+    srcs = [
+        "failure_handling.py",
+    ],
+    deps = [
+        ":failure_handling_util",
+        "//tensorflow/python/util:tf_export",
+    ],
+)
+
+py_strict_library(
+    name = "failure_handling_util",
+    srcs = [
+        "failure_handling_util.py",
+    ],
+    deps = [
+        "//tensorflow/python/platform:tf_logging",
+    ],
+)
+
+py_strict_library(
+    name = "preemption_watcher",
+    srcs = ["preemption_watcher.py"],
+    deps = [
+        ":failure_handling_util",
+        "//tensorflow/python/util:tf_export",
+    ],
+)
+'''
+# tensorflow/python/BUILD: the load and EXPORTS_TARGET with two of its deps.
+_PIP_EXPORTS_BUILD = '''\
+load("//tensorflow:strict.default.bzl", "py_strict_library")
+
+py_strict_library(
+    name = "modules_with_exports",
+    srcs = ["modules_with_exports.py"],
+    deps = [
+        "//tensorflow/python/distribute/failure_handling:failure_handling_lib",
+        "//tensorflow/python/distribute/failure_handling:preemption_watcher",
+    ],
+)
+'''
+_PIP_SAMPLES = {
+    BUILD: _PIP_BUILD,
+    FAILURE_HANDLING + '/BUILD': _PIP_FAILURE_HANDLING_BUILD,
+    EXPORTS_BUILD: _PIP_EXPORTS_BUILD,
+    # Its failure_handling imports.
+    EXPORTS: ('from tensorflow.python.distribute.failure_handling.'
+              'failure_handling import *\n' + EXPORTS_ANCHOR),
+}
 
 
 class PatchError(Exception):
@@ -103,9 +186,10 @@ def _git(tree, *args, **kwargs):
 
 def repo_files(root=ROOT):
   """The repository's files the patch carries as they are, by path."""
-  names = sorted(n for n in os.listdir(os.path.join(root, PACKAGE))
-                 if n.startswith('slurm_') and n.endswith('.py'))
-  paths = [PACKAGE + '/' + n for n in names] + [README] + list(GOLDENS)
+  paths = [p + '/' + n for p in PACKAGES
+           for n in sorted(os.listdir(os.path.join(root, p)))
+           if n.startswith('slurm_') and n.endswith('.py')]
+  paths += [README] + list(GOLDENS)
   return {p: _read(root, p) for p in paths}
 
 
@@ -173,10 +257,12 @@ def pip_tree(release):
   if not _of_release(version, release):
     raise PatchError('the installed TensorFlow is %s, not %s' %
                      (version, release))
-  folder = os.path.join(list(spec.submodule_search_locations)[0],
-                        *PACKAGE.split('/')[1:])
-  files = {PACKAGE + '/' + n: _read(folder, n)
-           for n in os.listdir(folder) if n.endswith('.py')}
+  files = {}
+  for package in PACKAGES:
+    folder = os.path.join(list(spec.submodule_search_locations)[0],
+                          *package.split('/')[1:])
+    files.update({package + '/' + n: _read(folder, n)
+                  for n in os.listdir(folder) if n.endswith('.py')})
   with tempfile.TemporaryDirectory() as scratch:
     result = subprocess.run(
         [_bare_python(scratch), os.path.join(ROOT, 'tools', 'api_golden.py'),
@@ -185,7 +271,7 @@ def pip_tree(release):
   if result.returncode:
     raise PatchError('pip TensorFlow\'s goldens: ' + result.stderr[-3000:])
   files.update(json.loads(result.stdout))
-  files[BUILD] = _PIP_BUILD
+  files.update(_PIP_SAMPLES)
   files['tensorflow/tf_version.bzl'] = 'TF_VERSION = "%s"\n' % version
   return files
 
@@ -207,12 +293,14 @@ def _loads(build):
           for m in re.finditer(r'^load\(\s*"([^"]+)",[^)]*\)', build, re.M)}
 
 
-def splice_build(tree_build, repo_build):
-  """The tree's BUILD with the repository's slurm_* targets and loads.
+def splice_build(tree_build, repo_build, path=BUILD):
+  """The tree's BUILD at `path` with the repository's slurm_* targets.
 
   A target the tree has is replaced where it is; a new one goes after the
   previous target of the repository's order that the tree has (before the
-  first, if none); slurm_* targets only the tree has are dropped.
+  first, if none; at the end, if the tree has none); slurm_* targets only the
+  tree has are dropped. The tree's loads of the targets' rule kinds get the
+  kinds they lack; the repository's other loads (its stand-ins) stay out.
   """
   ours = [(n, t) for n, t in _parts(repo_build) if n and n.startswith('slurm_')]
   keep = {n for n, _ in ours}
@@ -224,9 +312,8 @@ def splice_build(tree_build, repo_build):
       parts.append((name, text))
       drop_blank = False
   names = [n for n, _ in parts]
-  if not keep & set(names):
-    raise PatchError('%s has none of the Slurm targets' % BUILD)
-  at, after = names.index(next(n for n, _ in ours if n in names)), False
+  first = next((n for n, _ in ours if n in names), None)
+  at, after = (names.index(first), False) if first else (len(parts), True)
   for name, text in ours:
     if name in names:
       at, after = names.index(name), True
@@ -237,17 +324,17 @@ def splice_build(tree_build, repo_build):
           (name, text), (None, '\n')]
       at += 2
     names = [n for n, _ in parts]
-  if WHEEL_TARGET not in names:
-    raise PatchError('%s has no target %s' % (BUILD, WHEEL_TARGET))
-  i = names.index(WHEEL_TARGET)
-  parts[i] = (WHEEL_TARGET, _add_dep(parts[i][1], WHEEL_DEP))
   build = ''.join(t for _, t in parts)
+  kinds = {t.split('(', 1)[0] for _, t in ours}
   theirs = _loads(build)
   for bzl, (_, symbols) in _loads(repo_build).items():
+    used = kinds.intersection(symbols[1:])
+    if not used:
+      continue
     if bzl not in theirs:
-      raise PatchError('%s does not load %s' % (BUILD, bzl))
+      raise PatchError('%s does not load %s' % (path, bzl))
     old, loaded = theirs[bzl]
-    merged = [bzl] + sorted(set(loaded[1:]) | set(symbols[1:]))
+    merged = [bzl] + sorted(set(loaded[1:]) | used)
     if merged != loaded:
       if '\n' in old:
         new = 'load(\n%s)' % ''.join('    "%s",\n' % x for x in merged)
@@ -257,15 +344,45 @@ def splice_build(tree_build, repo_build):
   return build
 
 
-def _add_dep(rule, label):
-  match = re.search(r'^    deps = \[\n((?:        "[^"]+",\n)*)', rule, re.M)
+def add_dep(build, path, target, label):
+  """The BUILD at `path` with `label` in the deps of its rule `target`."""
+  rules = [t for n, t in _parts(build) if n == target]
+  if not rules:
+    raise PatchError('%s has no target %s' % (path, target))
+  match = re.search(r'^    deps = \[\n((?:        "[^"]+",\n)*)', rules[0],
+                    re.M)
   if not match:
-    raise PatchError('%s: deps of %s is not a plain list' % (BUILD, rule))
+    raise PatchError('%s: the deps of %s are not a plain list' %
+                     (path, target))
   labels = re.findall(r'"([^"]+)"', match.group(1))
   if label in labels:
-    return rule
-  lines = ''.join('        "%s",\n' % l for l in sorted(labels + [label]))
-  return rule[:match.start(1)] + lines + rule[match.end(1):]
+    return build
+  lines = match.group(1).splitlines(True)  # One label each.
+  at = next((i for i, l in enumerate(labels)
+             if _label_order(l) > _label_order(label)), len(labels))
+  lines.insert(at, '        "%s",\n' % label)
+  rule = (rules[0][:match.start(1)] + ''.join(lines) +
+          rules[0][match.end(1):])
+  return build.replace(rules[0], rule, 1)
+
+
+def _label_order(label):
+  """buildifier's order of labels in a list: ':x', then '//x', then '@x'."""
+  phase = {':': 1, '/': 2, '@': 3}.get(label[:1], 4)
+  return phase, re.split('[:.]', label), label
+
+
+def insert_export(modules_with_exports):
+  """EXPORTS with EXPORTS_IMPORT after EXPORTS_ANCHOR."""
+  lines = modules_with_exports.splitlines(True)
+  if EXPORTS_IMPORT in lines:
+    return modules_with_exports
+  if EXPORTS_ANCHOR not in lines:
+    raise PatchError('%s has no line %r: put %r next to TensorFlow\'s '
+                     'failure_handling imports by hand' %
+                     (EXPORTS, EXPORTS_ANCHOR.strip(), EXPORTS_IMPORT.strip()))
+  at = lines.index(EXPORTS_ANCHOR) + 1
+  return ''.join(lines[:at] + [EXPORTS_IMPORT] + lines[at:])
 
 
 def next_release(release):
@@ -312,12 +429,38 @@ def patched_files(release, base, root=ROOT):
         _header(base[relpath]) != _header(text)):
       raise PatchError('%s: the repository\'s license header differs from '
                        'the tree\'s; TensorFlow\'s must stay' % relpath)
+  def tree_file(path):
+    if base.get(path) is None:
+      raise PatchError('the tree has no %s' % path)
+    return base[path]
   new = dict(repo)
-  new[BUILD] = splice_build(base[BUILD], _read(root, BUILD))
+  for path in BUILDS:
+    new[path] = splice_build(tree_file(path), _read(root, path), path)
+  new[BUILD] = add_dep(new[BUILD], BUILD, WHEEL_TARGET, WHEEL_DEP)
+  new[EXPORTS] = insert_export(tree_file(EXPORTS))
+  new[EXPORTS_BUILD] = add_dep(tree_file(EXPORTS_BUILD), EXPORTS_BUILD,
+                               EXPORTS_TARGET, EXPORTS_DEP)
+  for (api, module), names in api_golden.modules_of_added().items():
+    path = api_golden.module_golden_path(api, module)
+    new[path] = tree_file(path)
+    try:
+      for name in names:
+        new[path] = api_golden.insert_member(new[path], name)
+    except ValueError as e:
+      raise PatchError('%s: %s' % (path, e)) from e
   notes = ['%s: %s is added to the deps of %s, which TensorFlow\'s pip package '
            'takes (through //tensorflow/python/distribute:strategy_combinations'
            '), so that the explain command is in the wheel' %
-           (BUILD, WHEEL_DEP, WHEEL_TARGET)]
+           (BUILD, WHEEL_DEP, WHEEL_TARGET),
+           '%s: %s is added to the deps of %s, whose deps API generation '
+           'reads for tf_export, and %s imports it' %
+           (EXPORTS_BUILD, EXPORTS_DEP, EXPORTS_TARGET, EXPORTS)]
+  samples = [p for p, text in sorted(_PIP_SAMPLES.items())
+             if base.get(p) == text]
+  if samples:
+    notes.append('pip ships no %s: the patch changes samples of them in the '
+                 'shape of TensorFlow %s\'s (for a checkout, use --tf-tree)' %
+                 (', '.join(samples), release))
   if base.get(RELEASE_NOTES) is None:
     notes.append('the tree has no %s: no release note' % RELEASE_NOTES)
   else:
@@ -339,7 +482,8 @@ def make_patch(release, base, description, root=ROOT):
     _git(tree, 'add', '-A')
     diff = _git(tree, 'diff', '--cached', '--no-color', '--no-ext-diff',
                 '--no-renames')
-  header = ['SlurmClusterResolver for TensorFlow %s' % release, '',
+  header = ['SlurmClusterResolver and SlurmTerminationConfig for TensorFlow '
+            '%s' % release, '',
             'Made by tools/make_tf_patch.py against %s.' % description,
             'Apply at the root of the tree: git apply FILE (or patch -p1 < '
             'FILE).', '', 'Notes:'] + ['  * ' + n for n in notes]
@@ -378,18 +522,24 @@ def differing_files(tree_a, tree_b):
 
 
 # Run in the patched tree's Python: every named test module, with unittest,
-# after a look at the resolver TensorFlow publishes.
+# after a look at the classes TensorFlow publishes (argv[1], in JSON).
 _RUN_TESTS = r'''
 import importlib, inspect, json, os.path, sys, unittest
 from absl import flags
 import tensorflow as tf
 flags.FLAGS.mark_as_parsed()  # As absltest.main() would, for its helpers.
-cls = tf.distribute.cluster_resolver.SlurmClusterResolver
 real = os.path.realpath
-report = {'source': real(inspect.getsourcefile(cls)), 'v1_is_v2': cls is
+def source(symbol):
+  obj = tf
+  for part in symbol.split('.'):
+    obj = getattr(obj, part, None)
+  return obj and real(inspect.getsourcefile(obj))
+cls = tf.distribute.cluster_resolver.SlurmClusterResolver
+report = {'sources': {s: source(s) for s in json.loads(sys.argv[1])},
+          'v1_is_v2': cls is
           tf.compat.v1.distribute.cluster_resolver.SlurmClusterResolver,
           'tests': {}}
-for name in sys.argv[1:]:
+for name in sys.argv[2:]:
   module = importlib.import_module(name)
   suite = unittest.defaultTestLoader.loadTestsFromModule(module)
   result = unittest.TextTestRunner(stream=sys.stderr).run(suite)
@@ -402,21 +552,24 @@ print('CARRIED-TESTS ' + json.dumps(report))
 
 
 def run_carried_tests(tree, timeout=1200):
-  """Runs every slurm_*_test.py of a patched tree against its modules.
+  """Runs every slurm_*_test.py of PACKAGES in a patched tree.
 
-  Returns {'source': the file of tf's SlurmClusterResolver, 'v1_is_v2',
-  'tests': {module: {'file', 'run', 'failures', 'errors', 'skipped'}}}.
-  Raises PatchError if a test fails, a file runs no test, or a test module
-  or the class comes from outside `tree`.
+  Returns {'sources': {symbol: the file of tf.<symbol>, or None}, for
+  SlurmClusterResolver and ADDED's classes, 'v1_is_v2', 'tests': {module:
+  {'file', 'run', 'failures', 'errors', 'skipped'}}}. Raises PatchError if a
+  test fails, a file runs no test, or a test module or a class comes from
+  outside `tree`.
   """
   tree = os.path.realpath(tree)
-  names = sorted(n[:-3] for n in os.listdir(os.path.join(tree, PACKAGE))
-                 if n.startswith('slurm_') and n.endswith('_test.py'))
-  modules = [(PACKAGE + '/' + n).replace('/', '.') for n in names]
+  modules = [(p + '/' + n[:-3]).replace('/', '.') for p in PACKAGES
+             if os.path.isdir(os.path.join(tree, p))
+             for n in sorted(os.listdir(os.path.join(tree, p)))
+             if n.startswith('slurm_') and n.endswith('_test.py')]
+  symbols = [api_golden.SYMBOL] + sorted(s for _, s in api_golden.ADDED)
   with tempfile.TemporaryDirectory() as scratch:
     python = _bare_python(os.path.join(scratch, 'venv'), overlay_root=tree)
     result = subprocess.run(
-        [python, '-c', _RUN_TESTS] + modules, cwd=scratch,
+        [python, '-c', _RUN_TESTS, json.dumps(symbols)] + modules, cwd=scratch,
         env=_quiet_env(TEST_TMPDIR=scratch),
         capture_output=True, text=True, check=False, timeout=timeout)
   lines = [l for l in result.stdout.splitlines() if l.startswith('CARRIED-')]
@@ -429,9 +582,11 @@ def run_carried_tests(tree, timeout=1200):
               if c['failures'] or c['errors']]
   problems += ['%s ran no test' % n for n, c in report['tests'].items()
                if not c['run']]
-  files = [report['source']] + [c['file'] for c in report['tests'].values()]
-  problems += ['%s is not from the tree' % f for f in files
-               if not os.path.realpath(f).startswith(tree + os.sep)]
+  outside = [c['file'] for c in report['tests'].values()
+             if not os.path.realpath(c['file']).startswith(tree + os.sep)]
+  outside += ['tf.%s (%s)' % (s, f) for s, f in report['sources'].items()
+              if not (f or '').startswith(tree + os.sep)]
+  problems += ['%s is not from the tree' % f for f in outside]
   if not report['v1_is_v2']:
     problems.append('tf.compat.v1 has another SlurmClusterResolver')
   if problems:
@@ -444,7 +599,8 @@ def base_files(release, tf_tree=None, root=ROOT):
   """(the files the patch changes as the tree has them, its description)."""
   if not tf_tree:
     return pip_tree(release), 'a tree rebuilt from pip TensorFlow'
-  paths = list(repo_files(root)) + [BUILD, RELEASE_NOTES]
+  paths = list(repo_files(root)) + list(BUILDS) + list(MODULE_GOLDENS) + [
+      EXPORTS, EXPORTS_BUILD, RELEASE_NOTES]
   return tree_files(tf_tree, release, paths), 'the tree at ' + tf_tree
 
 
@@ -464,8 +620,12 @@ def check(release, tf_tree=None, root=ROOT, out=sys.stdout):
     if differing:
       raise PatchError('git apply and patch -p1 differ: %s' % differing)
     report = run_carried_tests(by_git)
+    sources = {s: os.path.relpath(f, os.path.realpath(by_git))
+               for s, f in report['sources'].items()}
   out.write('OK: the patch applies to %s with git apply and patch -p1 (the '
             'same trees)\n' % description)
+  for symbol, path in sorted(sources.items()):
+    out.write('OK: tf.%s is the patched tree\'s, from %s\n' % (symbol, path))
   for name, counts in sorted(report['tests'].items()):
     out.write('OK: %s: %d tests (%d skipped)\n' %
               (name, counts['run'], counts['skipped']))

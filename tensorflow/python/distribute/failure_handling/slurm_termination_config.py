@@ -299,7 +299,9 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
       raise RuntimeError('SlurmTerminationConfig must be created in the main '
                          'thread: %s' % e) from None
     for number, previous in installed:
-      if previous != self._on_signal:  # Not when installing again.
+      # Not when installing again (bound methods compare equal, not same).
+      # pylint: disable-next=comparison-with-callable
+      if previous != self._on_signal:
         self._previous[number] = previous
 
   def _on_signal(self, signum, frame):

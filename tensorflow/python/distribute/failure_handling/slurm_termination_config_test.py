@@ -156,12 +156,14 @@ class SlurmTerminationConfigTest(absltest.TestCase):
   def testIsAnExportedTerminationConfig(self):
     self.assertTrue(issubclass(stc.SlurmTerminationConfig,
                                failure_handling.TerminationConfig))
+    # pylint: disable-next=protected-access,no-member
     self.assertEqual(stc.SlurmTerminationConfig._tf_api_names,
                      ('distribute.experimental.SlurmTerminationConfig',))
 
   def testHandlersCompletedConfigKeepsWatcherExitAndGracePeriod(self):
     config = self._config(grace_period=30)
     self.signals.handlers.clear()
+    # pylint: disable-next=protected-access
     completed = failure_handling._complete_config_for_environment(
         failure_handling_util.PlatformDevice.INTERNAL_CPU, config)
     self.assertEqual(completed.exit_fn, config.exit_fn)
