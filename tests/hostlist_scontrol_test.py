@@ -30,7 +30,7 @@ scontrol prints:
     the module refuses, numbers above 2**64-1, Slurm's bugs.
   Any other disagreement fails.
 
-scontrol needs only a two-line slurm.conf, no daemon; `SLURM_CONF` always
+scontrol needs only a three-line slurm.conf, no daemon; `SLURM_CONF` always
 points at one in a temporary directory (without it scontrol looks for a
 configuration server in DNS). The scontrol is the one on PATH (Debian 12's
 slurm-client, 22.05), or with SLURM_LAB_SLURM=20.11, 24.11 or 26.05 the one
@@ -144,7 +144,7 @@ _NO_CONTROLLER_FOR_FUNCTION = ('scontrol: error: hostlist_create_client: '
 
 
 class _ScontrolRunner:
-  """Runs scontrol with a minimal environment and a two-line slurm.conf.
+  """Runs scontrol with a minimal environment and a three-line slurm.conf.
 
   `scontrol` is the command that runs it: [path], or for a Slurm of a lab
   root one that enters that Debian root (which sees this machine's /tmp,
@@ -156,7 +156,9 @@ class _ScontrolRunner:
     self._directory = directory
     conf = os.path.join(directory, 'slurm.conf')
     with open(conf, 'w') as f:
-      f.write('ClusterName=x\nSlurmctldHost=localhost\n')
+      # MessageTimeout: Slurm 26.05's controller lookup for `{` (above)
+      # fails after 1 s instead of 10 (3.5 min of the test's run on 26.05).
+      f.write('ClusterName=x\nSlurmctldHost=localhost\nMessageTimeout=1\n')
     self._env = {'PATH': os.environ.get('PATH', os.defpath), 'SLURM_CONF': conf}
     self._cache = {}
     self.runs = 0
