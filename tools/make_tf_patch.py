@@ -184,12 +184,16 @@ def _git(tree, *args, **kwargs):
                         capture_output=True, check=True, **kwargs).stdout
 
 
+def slurm_sources(root, suffix='.py'):
+  """The paths of the slurm_*<suffix> files of PACKAGES under `root`."""
+  return [p + '/' + n for p in PACKAGES if os.path.isdir(os.path.join(root, p))
+          for n in sorted(os.listdir(os.path.join(root, p)))
+          if n.startswith('slurm_') and n.endswith(suffix)]
+
+
 def repo_files(root=ROOT):
   """The repository's files the patch carries as they are, by path."""
-  paths = [p + '/' + n for p in PACKAGES
-           for n in sorted(os.listdir(os.path.join(root, p)))
-           if n.startswith('slurm_') and n.endswith('.py')]
-  paths += [README] + list(GOLDENS)
+  paths = slurm_sources(root) + [README] + list(GOLDENS)
   return {p: _read(root, p) for p in paths}
 
 
@@ -561,10 +565,8 @@ def run_carried_tests(tree, timeout=1200):
   outside `tree`.
   """
   tree = os.path.realpath(tree)
-  modules = [(p + '/' + n[:-3]).replace('/', '.') for p in PACKAGES
-             if os.path.isdir(os.path.join(tree, p))
-             for n in sorted(os.listdir(os.path.join(tree, p)))
-             if n.startswith('slurm_') and n.endswith('_test.py')]
+  modules = [path[:-3].replace('/', '.')
+             for path in slurm_sources(tree, '_test.py')]
   symbols = [api_golden.SYMBOL] + sorted(s for _, s in api_golden.ADDED)
   with tempfile.TemporaryDirectory() as scratch:
     python = _bare_python(os.path.join(scratch, 'venv'), overlay_root=tree)
