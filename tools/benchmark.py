@@ -22,6 +22,7 @@ is. The three are timed in rounds, in an order that rotates from round to
 round. A ratio is the median of the ratios of runs of the same round (so
 that a change in load hits both sides), with its min-max over the rounds.
 It then times a repeated `cluster_spec()`, the growth with the step's size,
+the stages of ours on the two shapes nearest the floor,
 `expand_hostlist` against TensorFlow 2.21's on several shapes, and the
 rejection of hostile hostlists.
 """
@@ -40,6 +41,8 @@ from unittest import mock
 
 import tensorflow as tf
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver as ours
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.training.server_lib import ClusterSpec
 
 _TASKS = 65536
@@ -305,6 +308,58 @@ def _resolver_section(tf_module, repeats):
   ]
 
 
+def _breakdown(shape, repeats):
+  """Times the stages of ours on one step (with GPUs), against the floor.
+
+  Returns:
+    (stage, median seconds, median ratio to the floor) rows: the whole,
+    its three stages, and parts of them, each run on the inputs it has in
+    the whole (gc before each run, order rotating).
+  """
+  args = _args(shape)
+  env = _step_env(shape, True)
+  with mock.patch.dict(os.environ, env, clear=True):
+    step = slurm_step.read_step(os.environ)
+    resolution = ours.resolve(step, None, 8888, None, None, lambda: None,
+                              args.get('het_jobs'))
+    cluster = {name: list(tasks) for name, tasks in resolution.cluster}
+    ports = [8888 + local for local in range(step.busiest)]
+    stages = [
+        ('ours, in all', lambda: _resolve(ours.SlurmClusterResolver, args)),
+        ('floor: ClusterSpec(dict)', lambda: ClusterSpec(cluster)),
+        ('1 read_step', lambda: slurm_step.read_step(os.environ)),
+        ('  expand SLURM_STEP_NODELIST',
+         lambda: slurm_hostlist.expand_hostlist(env['SLURM_STEP_NODELIST'])),
+        ('  deal_ranks (block)',
+         lambda: slurm_step.deal_ranks(step.tasks_per_node)),
+        ('  node names distinct (a set)', lambda: len(set(step.nodes))),
+        ('2 resolve', lambda: ours.resolve(step, None, 8888, None, None,
+                                           lambda: None,
+                                           args.get('het_jobs'))),
+        ('  _addresses', lambda: ours._addresses(step.nodes, step, ports)),  # pylint: disable=protected-access
+        ('3 _cluster_spec: ClusterDef + ClusterSpec(ClusterDef), TF\'s',
+         lambda: ours._cluster_spec(resolution.cluster)),  # pylint: disable=protected-access
+    ]
+    times = collections.defaultdict(list)
+    for repeat in range(repeats):
+      turn = repeat % len(stages)
+      for name, function in stages[turn:] + stages[:turn]:
+        times[name].append(_timed(function, True)[0])
+  return [(name, statistics.median(times[name]),
+           _ratio(times[name], times['floor: ClusterSpec(dict)'])[0])
+          for name, _ in stages]
+
+
+def _breakdown_section(repeats):
+  """Prints where the time goes on the shapes nearest the floor."""
+  for shape in (_SHAPES[0], _SHAPES[-1]):
+    print()
+    print('Where the time goes: %s, with GPUs (gc before each run; ratio: '
+          'median of ratios to the floor):' % shape.name)
+    for name, seconds, ratio in _breakdown(shape, repeats):
+      print('  %-62s %6s ms %5.2fx' % (name, _ms(seconds), ratio))
+
+
 def _hostlist_section(tf_module, repeats):
   """Times expand_hostlist and hostile hostlists; returns their goals."""
   print()
@@ -354,6 +409,7 @@ def main():
   targets = []
   if args.only != 'hostlist':
     targets += _resolver_section(tf_module, args.repeats)
+    _breakdown_section(args.repeats)
   targets += _hostlist_section(tf_module, args.repeats)
   print()
   print('Goals:')

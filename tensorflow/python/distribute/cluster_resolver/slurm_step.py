@@ -82,7 +82,6 @@ _PORT_RANGE_RE = re.compile(r'([0-9]{1,5})(?:-([0-9]{1,5}))?')
 _HOSTFILE_LINE_SLACK = 256
 _HOSTFILE_HEADER_BYTES = 64 * 1024
 _MAX_HOSTFILE_BYTES = 64 * 1024 * 1024
-_READ_CHUNK = 1024 * 1024
 # Device ids in CUDA_VISIBLE_DEVICES and co.: an index or a UUID such as
 # GPU-5c0b9c4e-... or MIG-GPU-.../1/0.
 _GPU_ID_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.:/-]*')
@@ -310,10 +309,10 @@ def _read_hostfile(path, num_tasks, longest_name):
 
   The path may be a symbolic link (hostfiles on shared filesystems often
   are); what it names must be a regular file. Anything else (a FIFO, a
-  device such as /dev/zero, a directory) is refused before it is opened; the
-  file is opened non-blocking, without becoming the controlling terminal,
-  and must still be the file that was checked. It is read up to a bound a
-  hostfile of `num_tasks` lines cannot exceed.
+  device such as /dev/zero, a directory) is refused before it is opened,
+  since opening some devices acts on them; what is opened (non-blocking, so
+  that a FIFO put there meanwhile cannot block) is checked again. It is read
+  up to a bound a hostfile of `num_tasks` lines cannot exceed.
 
   Args:
     path: The value of SLURM_HOSTFILE.
@@ -332,38 +331,28 @@ def _read_hostfile(path, num_tasks, longest_name):
       _HOSTFILE_HEADER_BYTES + num_tasks * (longest_name +
                                             _HOSTFILE_LINE_SLACK),
       _MAX_HOSTFILE_BYTES)
+  not_regular = ValueError('SLURM_HOSTFILE=%r: not a regular file' % path)
   try:
-    info = os.stat(path)
-    if not stat.S_ISREG(info.st_mode):
-      raise ValueError('SLURM_HOSTFILE=%r: not a regular file' % path)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY |
-                 getattr(os, 'O_CLOEXEC', 0))
-    try:
+    if not stat.S_ISREG(os.stat(path).st_mode):
+      raise not_regular
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    with open(fd, 'rb') as hostfile:
       opened = os.fstat(fd)
-      if (not stat.S_ISREG(opened.st_mode) or
-          (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino)):
-        raise ValueError('SLURM_HOSTFILE=%r: not a regular file (it changed '
-                         'while it was opened)' % path)
-      chunks = []
-      size = 0
-      while size <= limit:
-        chunk = os.read(fd, min(_READ_CHUNK, limit + 1 - size))
-        if not chunk:
-          break
-        chunks.append(chunk)
-        size += len(chunk)
-    finally:
-      os.close(fd)
+      if not stat.S_ISREG(opened.st_mode):
+        raise not_regular
+      # The file's size bounds the buffer; a file that grows meanwhile is
+      # read no further than the bound.
+      data = hostfile.read(min(opened.st_size, limit) + 1)
   except OSError as e:
     raise RuntimeError(
         'SLURM_HOSTFILE=%r cannot be read (%s); the arbitrary distribution '
         'needs it on every node, e.g. on a shared filesystem' %
         (path, e.strerror or e)) from None
-  if size > limit:
+  if len(data) > limit:
     raise ValueError('SLURM_HOSTFILE=%r: larger than %d bytes, the most a '
                      'hostfile of %d tasks needs' % (path, limit, num_tasks))
   try:
-    return b''.join(chunks).decode('utf-8')
+    return data.decode('utf-8')
   except UnicodeDecodeError as e:
     raise ValueError('SLURM_HOSTFILE=%r: not UTF-8 text (byte %d)' %
                      (path, e.start)) from None
