@@ -44,6 +44,7 @@ from tensorflow.python.distribute.cluster_resolver import slurm_step
 _LOOKUP_SECONDS = 10
 _LOOKUP_THREADS = 8
 
+
 def _parse_jobs(text):
   jobs = {}
   for item in text.split(','):
