@@ -3,8 +3,8 @@
 # then runs `bazel test //...` (offline) and the same tests under pytest, with
 # the Slurm lab and scontrol of Slurm 22.05 (Debian 12), then the tests that
 # use Slurm (tests/integration, tests/hostlist_scontrol_test.py) once more on
-# each other Slurm series of the lab: 24.11, a smoke set on 20.11, and the
-# smoke set with the job-lifetime tests on 26.05 (SLURM_LAB_SLURM:
+# each other Slurm series of the lab: 24.11, all but two training tests on
+# 20.11, and those with the job-lifetime tests on 26.05 (SLURM_LAB_SLURM:
 # Debian 11's, 13's and forky's Slurm, from the roots of
 # tools/slurm_lab/root.sh, built in the background while Bazel runs; see
 # tools/slurm_lab/README.md).
@@ -43,21 +43,26 @@ echo "== pytest (Slurm 22.05)"
 SLURM_LAB_SLURM=22.05 timeout 1800 .venv/bin/python3 -m pytest tensorflow tests \
   || pytest_status=$?
 
-# The full set of tests that use Slurm on 22.05 (above) and 24.11; a smoke
-# set on 20.11 and 26.05 (layouts, versions, CPU binding, containers,
-# MultiWorkerMirroredStrategy training, the grammar), and on 26.05, the
-# newest, the job-lifetime tests too: the launcher, node host and
-# withheld-GPU lab tests are not run on 20.11 and 26.05.
-SMOKE_TESTS=(tests/integration/slurm_layouts_test.py
-             tests/integration/lab_versions_test.py
-             tests/integration/cpu_binding_test.py
-             tests/integration/container_env_test.py
-             tests/integration/mwms_training_test.py)
+# The full set of tests that use Slurm on 22.05 (above) and 24.11; on 20.11
+# and 26.05 all but the ParameterServerStrategy and Keras training tests
+# (layouts, versions, CPU binding, containers, MultiWorkerMirroredStrategy
+# training, MPI launchers, node hosts, withheld GPUs, the resolver's
+# options, the grammar), and on 26.05, the newest, the job-lifetime tests
+# too.
+MOST_TESTS=(tests/integration/slurm_layouts_test.py
+            tests/integration/lab_versions_test.py
+            tests/integration/cpu_binding_test.py
+            tests/integration/container_env_test.py
+            tests/integration/mwms_training_test.py
+            tests/integration/launcher_placement_test.py
+            tests/integration/node_host_test.py
+            tests/integration/withheld_gpus_test.py
+            tests/integration/resolver_options_test.py)
 for series in "${ROOT_SERIES[@]}"; do
   case "${series}" in
     24.11) tests=(tests/integration) ;;
-    26.05) tests=("${SMOKE_TESTS[@]}" tests/integration/termination_test.py) ;;
-    *) tests=("${SMOKE_TESTS[@]}") ;;
+    26.05) tests=("${MOST_TESTS[@]}" tests/integration/termination_test.py) ;;
+    *) tests=("${MOST_TESTS[@]}") ;;
   esac
   echo "== pytest, the tests that use Slurm, on Slurm ${series}: ${tests[*]}"
   if [[ "$(id -u)" == 0 ]]; then

