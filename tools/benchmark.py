@@ -324,6 +324,9 @@ def _breakdown(shape, repeats):
                               args.get('het_jobs'))
     cluster = {name: list(tasks) for name, tasks in resolution.cluster}
     ports = [8888 + local for local in range(step.busiest)]
+    # pylint: disable=protected-access
+    addresses, cluster_spec = ours._addresses, ours._cluster_spec
+    # pylint: enable=protected-access
     stages = [
         ('ours, in all', lambda: _resolve(ours.SlurmClusterResolver, args)),
         ('floor: ClusterSpec(dict)', lambda: ClusterSpec(cluster)),
@@ -336,9 +339,9 @@ def _breakdown(shape, repeats):
         ('2 resolve', lambda: ours.resolve(step, None, 8888, None, None,
                                            lambda: None,
                                            args.get('het_jobs'))),
-        ('  _addresses', lambda: ours._addresses(step.nodes, step, ports)),  # pylint: disable=protected-access
+        ('  _addresses', lambda: addresses(step.nodes, step, ports)),
         ('3 _cluster_spec: ClusterDef + ClusterSpec(ClusterDef), TF\'s',
-         lambda: ours._cluster_spec(resolution.cluster)),  # pylint: disable=protected-access
+         lambda: cluster_spec(resolution.cluster)),
     ]
     times = collections.defaultdict(list)
     for repeat in range(repeats):
