@@ -320,11 +320,12 @@ def _breakdown(shape, repeats):
   env = _step_env(shape, True)
   with mock.patch.dict(os.environ, env, clear=True):
     step = slurm_step.read_step(os.environ)
-    resolution = ours.resolve(step, None, 8888, None, None, lambda: None,
-                              args.get('het_jobs'))
+    resolve = lambda: ours.resolve(step, None, 8888, None, None, lambda: None,
+                                   args.get('het_jobs'))
+    resolution = resolve()
     cluster = {name: list(tasks) for name, tasks in resolution.cluster}
-    ports = [8888 + local for local in range(step.busiest)]
     # pylint: disable=protected-access
+    ports = ours._ports(step, 8888)
     addresses, cluster_spec = ours._addresses, ours._cluster_spec
     # pylint: enable=protected-access
     stages = [
@@ -336,9 +337,7 @@ def _breakdown(shape, repeats):
         ('  deal_ranks (block)',
          lambda: slurm_step.deal_ranks(step.tasks_per_node)),
         ('  node names distinct (a set)', lambda: len(set(step.nodes))),
-        ('2 resolve', lambda: ours.resolve(step, None, 8888, None, None,
-                                           lambda: None,
-                                           args.get('het_jobs'))),
+        ('2 resolve', resolve),
         ('  _addresses', lambda: addresses(step.nodes, step, ports)),
         ('3 _cluster_spec: ClusterDef + ClusterSpec(ClusterDef), TF\'s',
          lambda: cluster_spec(resolution.cluster)),

@@ -23,6 +23,11 @@ follow must be refused on every rank. Open MPI talks TCP only on the lab's
 /24 (oob/btl tcp_if_include); every MPI process runs inside the lab's
 namespaces, which have no other network.
 
+Where a rank should run is the launcher's rule (slurm_launcher's
+place_by_slot, place_by_node) over the tasks per node Slurm gave the
+allocation, which the job prints (3,1,1 on Slurm 22.05 and later, 2,2,1 on
+20.11).
+
 The MultiWorkerMirroredStrategy tests at the end train 5 workers on the 3
 nodes with SlurmClusterResolver() alone under each launcher: every worker
 trains as one cluster on its real host, with identical weights.
@@ -39,6 +44,8 @@ import sys
 
 from absl.testing import absltest
 import pytest
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 
 import step_checks
 
@@ -67,30 +74,17 @@ def _slots(output):
   match = re.search(r'^TASKS=(\S+)$', output, re.M)
   if not match:
     raise AssertionError('no TASKS= line in the job output:\n' + output)
-  slots = []
-  for item in match.group(1).split(','):
-    count, repeat = re.fullmatch(r'([0-9]+)(?:\(x([0-9]+)\))?',
-                                 item).groups()
-    slots += [int(count)] * int(repeat or 1)
-  return slots
+  return slurm_hostlist.expand_tasks_per_node(match.group(1))
 
 
-def _hosts_by_slot(slots):
-  """Hosts of the ranks when each node's slots are filled in turn."""
-  return [node for node, count in zip(NODES, slots)
-          for _ in range(count)][:RANKS]
+def _by_slot(slots):
+  """The ranks' hosts when each node's slots are filled in turn."""
+  return [NODES[node] for node in slurm_launcher.place_by_slot(slots, RANKS)]
 
 
-def _hosts_by_node(slots):
-  """Hosts of the ranks dealt one per node in turn, full nodes skipped."""
-  left = list(slots)
-  hosts = []
-  while len(hosts) < RANKS:
-    for index, node in enumerate(NODES):
-      if left[index] and len(hosts) < RANKS:
-        hosts.append(node)
-        left[index] -= 1
-  return hosts
+def _by_node(slots):
+  """The ranks' hosts dealt one per node in turn, full nodes skipped."""
+  return [NODES[node] for node in slurm_launcher.place_by_node(slots, RANKS)]
 
 
 @pytest.fixture(scope='module')
@@ -193,10 +187,10 @@ class LauncherPlacementTest(absltest.TestCase):
     """
     reports = self._reports(RANKS)
     real = [r['hostname'] for r in reports]
-    model = _hosts_by_slot(slots)
+    model = _by_slot(slots)
     table = json.dumps(reports, indent=1, sort_keys=True)
     # One rank per node in turn, whatever the slots.
-    self.assertEqual(_hosts_by_node([RANKS] * len(NODES)), real, table)
+    self.assertEqual(_by_node([RANKS] * len(NODES)), real, table)
     for rank, r in enumerate(reports):
       own = (real[rank], real[:rank].count(real[rank]),
              real.count(real[rank]))
@@ -219,27 +213,27 @@ class LauncherPlacementTest(absltest.TestCase):
   def test_mpirun_in_sbatch_places_every_rank_by_slot(self):
     output = self._sbatch('mpirun', ['-N3', '-n5'],
                           'mpirun --bind-to none -n 5 ' + self._task())
-    self.assertPlacedOnRealNodes(_hosts_by_slot(_slots(output)),
+    self.assertPlacedOnRealNodes(_by_slot(_slots(output)),
                                  'mpirun (Open MPI 4)', 'slot')
 
   def test_mpirun_map_by_node_from_salloc_places_every_rank(self):
     output = self._salloc(
         'mpirun-node',
         'mpirun --bind-to none --map-by node -n 5 ' + self._task())
-    self.assertPlacedOnRealNodes(_hosts_by_node(_slots(output)),
+    self.assertPlacedOnRealNodes(_by_node(_slots(output)),
                                  'mpirun (Open MPI 4)', 'node')
 
   def test_open_mpi_5_in_sbatch_places_every_rank_by_slot(self):
     output = self._sbatch('mpirun5', ['-N3', '-n5'],
                           'PATH=%s:$PATH mpirun --bind-to none -n 5 %s' %
                           (OPEN_MPI_5, self._task()))
-    self.assertPlacedOnRealNodes(_hosts_by_slot(_slots(output)),
+    self.assertPlacedOnRealNodes(_by_slot(_slots(output)),
                                  'mpirun (Open MPI 5)', 'slot')
 
   def test_hydra_in_sbatch_places_every_rank_by_its_host_name(self):
     output = self._sbatch('hydra', ['-N3', '-n5'],
                           'mpiexec.hydra -n 5 ' + self._task())
-    self.assertPlacedOnRealNodes(_hosts_by_slot(_slots(output)),
+    self.assertPlacedOnRealNodes(_by_slot(_slots(output)),
                                  'mpiexec.hydra', 'slot')
 
   def test_mpirun_in_an_exclusive_job_is_refused_on_every_rank(self):
@@ -276,17 +270,17 @@ class LauncherPlacementTest(absltest.TestCase):
   def test_mwms_trains_under_mpirun_in_sbatch(self):
     output = self._sbatch('mwms-mpirun', ['-N3', '-n5'], self._train(
         'mpirun --bind-to none -n 5 %s' % self.lab.python), timeout=300)
-    self.assertTrainedAsOneCluster(output, _hosts_by_slot(_slots(output)))
+    self.assertTrainedAsOneCluster(output, _by_slot(_slots(output)))
 
   def test_mwms_trains_under_mpirun_from_salloc(self):
     output = self._salloc('mwms-salloc', self._train(
         'mpirun --bind-to none -n 5 %s' % self.lab.python), timeout=300)
-    self.assertTrainedAsOneCluster(output, _hosts_by_slot(_slots(output)))
+    self.assertTrainedAsOneCluster(output, _by_slot(_slots(output)))
 
   def test_mwms_trains_under_hydra_in_sbatch(self):
     output = self._sbatch('mwms-hydra', ['-N3', '-n5'], self._train(
         'mpiexec.hydra -n 5 %s' % self.lab.python), timeout=300)
-    self.assertTrainedAsOneCluster(output, _hosts_by_slot(_slots(output)))
+    self.assertTrainedAsOneCluster(output, _by_slot(_slots(output)))
 
 
 if __name__ == '__main__':

@@ -331,17 +331,17 @@ def _read_hostfile(path, num_tasks, longest_name):
       _HOSTFILE_HEADER_BYTES + num_tasks * (longest_name +
                                             _HOSTFILE_LINE_SLACK),
       _MAX_HOSTFILE_BYTES)
-  not_regular = ValueError('SLURM_HOSTFILE=%r: not a regular file' % path)
+  not_regular = 'SLURM_HOSTFILE=%r: not a regular file' % path
   try:
     if not stat.S_ISREG(os.stat(path).st_mode):
-      raise not_regular
+      raise ValueError(not_regular)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     with open(fd, 'rb') as hostfile:
       opened = os.fstat(fd)
       if not stat.S_ISREG(opened.st_mode):
-        raise not_regular
-      # The file's size bounds the buffer; a file that grows meanwhile is
-      # read no further than the bound.
+        raise ValueError(not_regular)
+      # Up to its size when opened, and one byte more to tell a file over
+      # the bound.
       data = hostfile.read(min(opened.st_size, limit) + 1)
   except OSError as e:
     raise RuntimeError(
