@@ -106,8 +106,9 @@ class LauncherFixturesTest(parameterized.TestCase):
       self.assertEqual((launcher, mapping, rank),
                        (launch.launcher, launch.mapping, launch.rank))
       self.assertEqual(truth, [
-          (launch.nodes[node], local) for node, local in
-          slurm_step.places_of_nodes(launch.rank_nodes, len(launch.nodes))
+          (launch.nodes[node], local) for node, local in zip(
+              launch.rank_nodes,
+              slurm_step.local_indices(launch.rank_nodes, len(launch.nodes)))
       ])
       self.assertEqual(launches[0].nodes, launch.nodes)
 
@@ -121,8 +122,9 @@ class LauncherFixturesTest(parameterized.TestCase):
           slurm_launcher.read_launch(env, host)
       else:
         launch = slurm_launcher.read_launch(env, host)
-        node, local = slurm_step.places_of_nodes(launch.rank_nodes,
-                                                 len(launch.nodes))[rank]
+        node = launch.rank_nodes[rank]
+        local = slurm_step.local_indices(launch.rank_nodes,
+                                         len(launch.nodes))[rank]
         self.assertEqual((host, _launcher_local_rank(env)),
                          (launch.nodes[node], local))
 

@@ -49,9 +49,8 @@ def main(out):
     launch = slurm_launcher.read_launch(env, socket.gethostname())
     report.update(launcher=launch.launcher, nodes=list(launch.nodes),
                   rank_nodes=list(launch.rank_nodes),
-                  local_indices=[
-                      local for _, local in slurm_step.places_of_nodes(
-                          launch.rank_nodes, len(launch.nodes))],
+                  local_indices=list(slurm_step.local_indices(
+                      launch.rank_nodes, len(launch.nodes))),
                   mapping=launch.mapping, own_rank=launch.rank)
   except (RuntimeError, ValueError) as e:
     report['error'] = '%s: %s' % (type(e).__name__, e)

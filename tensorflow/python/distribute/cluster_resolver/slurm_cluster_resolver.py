@@ -277,8 +277,9 @@ def _hosts(step, node_host):
 def _addresses(hosts, step, ports):
   """Returns the `host:port` of every task, by rank, as a tuple."""
   port_texts = [':%d' % port for port in ports]
-  return tuple(hosts[node] + port_texts[local]
-               for node, local in step.places)
+  addresses = [hosts[node] + port_texts[local]
+               for node, local in zip(step.rank_nodes, step.rank_locals)]
+  return tuple(addresses)
 
 
 def _assign_jobs(job_runs, addresses, task_index):

@@ -120,7 +120,7 @@ def _task_gpus(step, resolution, task):
   """
   if task == step.task_index:
     return resolution.gpus.task_gpus
-  node, local = step.places[task]
+  node, local = step.place_of(task)
   if node != step.place[0]:
     return None
   return resolution.gpus.of_local_task(local)
@@ -166,7 +166,7 @@ def _write_table(step, resolution, tasks, out):
   out.write('%-6s %-14s %-6s %-14s %-22s %s\n' %
             ('rank', 'node', 'local', 'task', 'address', 'GPUs'))
   for task in tasks:
-    node, local = step.places[task]
+    node, local = step.place_of(task)
     address = resolution.addresses[task]
     out.write('%-6d %-14s %-6d %-14s %-22s %s%s\n' % (
         task, step.nodes[node], local, tf_tasks[address], address,

@@ -170,12 +170,40 @@ def _scontrol_order(groups):
   return groups[-2::-1] + groups[-1:]
 
 
+def _range_names(prefix, width, lo, hi, suffix):
+  """The names prefix + (lo..hi zero-padded to width) + suffix, in order.
+
+  In a range of a thousand numbers or more, a number of four digits or more
+  is its thousands and a three-digit tail: every thousand names share one
+  text of their thousands and take their tails from one list, which halves
+  the time of a range of 65,536 names (the benchmark's 65,536 x 1 step
+  misses its goal without it: README).
+  """
+  if hi - lo < 1000:
+    return [prefix + str(number).zfill(width) + suffix
+            for number in range(lo, hi + 1)]
+  tails = ['%03d%s' % (tail, suffix) for tail in range(1000)]
+  names = []
+  for thousands in range(lo // 1000, hi // 1000 + 1):
+    first = max(lo - thousands * 1000, 0)
+    last = min(hi - thousands * 1000, 999)
+    if thousands == 0:
+      names += _range_names(prefix, width, first, last, suffix)
+    else:
+      head = prefix + str(thousands).zfill(width - 3)
+      names += [head + tail for tail in tails[first:last + 1]]
+  return names
+
+
 def _names(texts, groups):
   """Expands one parsed item in the order `scontrol show hostnames` prints."""
   if not groups:
     return texts
   if len(groups) == 1:
     prefix, suffix = texts
+    if len(groups[0]) == 1:
+      width, lo, hi = groups[0][0]
+      return _range_names(prefix, width, lo, hi, suffix)
     return [prefix + str(number).zfill(width) + suffix
             for width, lo, hi in groups[0] for number in range(lo, hi + 1)]
   numbers = _scontrol_order([_numbers(ranges) for ranges in groups])

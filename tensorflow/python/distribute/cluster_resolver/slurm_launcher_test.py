@@ -54,8 +54,9 @@ def _hydra_env(rank, local_rank, local_size, size=5, **more):
 
 def _rows(launch):
   """(node name, local index) of every rank, as the step model places them."""
-  return [(launch.nodes[node], local) for node, local in
-          slurm_step.places_of_nodes(launch.rank_nodes, len(launch.nodes))]
+  return [(launch.nodes[node], local) for node, local in zip(
+      launch.rank_nodes,
+      slurm_step.local_indices(launch.rank_nodes, len(launch.nodes)))]
 
 
 class DetectLauncherTest(absltest.TestCase):

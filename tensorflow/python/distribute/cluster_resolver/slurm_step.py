@@ -160,8 +160,9 @@ class SlurmStep:
     nodes: The step's node names, in the order Slurm numbers them
       (`SLURM_NODEID`).
     tasks_per_node: The number of tasks on each of `nodes`.
-    places: For every rank, (index into `nodes` of its node, its local index
-      among the step's tasks on that node).
+    rank_nodes: For every rank, the index into `nodes` of its node.
+    rank_locals: For every rank, its local index among the step's tasks on
+      its node (`SLURM_LOCALID`).
     task_index: This process's rank.
     gpus: What Slurm says of this task's GPUs (`SlurmGpus`).
     node_components: For every node, its heterogeneous job component
@@ -175,7 +176,8 @@ class SlurmStep:
   """
   nodes: Tuple[str, ...]
   tasks_per_node: Tuple[int, ...]
-  places: Tuple[Tuple[int, int], ...]
+  rank_nodes: Tuple[int, ...]
+  rank_locals: Tuple[int, ...]
   task_index: int
   gpus: SlurmGpus = SlurmGpus()
   node_components: Optional[Tuple[int, ...]] = None
@@ -186,7 +188,7 @@ class SlurmStep:
 
   @property
   def num_tasks(self):
-    return len(self.places)
+    return len(self.rank_nodes)
 
   @functools.cached_property
   def busiest(self):
@@ -200,11 +202,15 @@ class SlurmStep:
   @property
   def place(self):
     """(node index, local index) of this task."""
-    return self.places[self.task_index]
+    return self.place_of(self.task_index)
+
+  def place_of(self, rank):
+    """(node index, local index) of rank `rank`."""
+    return self.rank_nodes[rank], self.rank_locals[rank]
 
   def node_ranks(self, node):
     """Returns the ranks of the tasks on node index `node`, in order."""
-    return [rank for rank, (other, _) in enumerate(self.places)
+    return [rank for rank, other in enumerate(self.rank_nodes)
             if other == node]
 
   def busiest_of_component(self, node):
@@ -230,7 +236,7 @@ class SlurmStep:
 
 
 def deal_ranks(tasks_per_node, chunk=None):
-  """Returns (node index, local index) of every rank, as Slurm deals them.
+  """Returns the node and local indices of every rank, as Slurm deals them.
 
   Ranks are dealt to the nodes in turns: in each turn every node that still
   has tasks takes its next `chunk` of them (fewer if it has fewer left), one
@@ -241,32 +247,40 @@ def deal_ranks(tasks_per_node, chunk=None):
   Args:
     tasks_per_node: The number of tasks of each node, in node order.
     chunk: Tasks a node takes per turn, or None for block.
+
+  Returns:
+    (`SlurmStep.rank_nodes`, `SlurmStep.rank_locals`): two tuples, not a
+    pair per rank, so that a step of many tasks builds no object per rank
+    (see the README's benchmark section).
   """
   busiest = max(tasks_per_node, default=0)
   chunk = chunk or max(busiest, 1)
-  places = []
+  rank_nodes, rank_locals = [], []
   for first in range(0, busiest, chunk):
     if chunk == 1:
       # Cyclic, or block with one task per node: no loop over local indices
       # (twice as fast, which the benchmark's 65,536 x 1 step needs).
-      places += [(node, first) for node, count in enumerate(tasks_per_node)
-                 if count > first]
+      dealt = [node for node, count in enumerate(tasks_per_node)
+               if count > first]
+      rank_nodes += dealt
+      rank_locals += [first] * len(dealt)
       continue
     last = first + chunk
-    places += [(node, local)
-               for node, count in enumerate(tasks_per_node)
-               for local in range(first, count if count < last else last)]
-  return tuple(places)
+    turns = [range(first, count if count < last else last)
+             for count in tasks_per_node]
+    rank_nodes += [node for node, turn in enumerate(turns) for _ in turn]
+    rank_locals += [local for turn in turns for local in turn]
+  return tuple(rank_nodes), tuple(rank_locals)
 
 
-def places_of_nodes(rank_nodes, num_nodes):
-  """Returns (node index, local index) of every rank from its node index."""
+def local_indices(rank_nodes, num_nodes):
+  """Returns the local index of every rank on its node, from its node."""
   taken = [0] * num_nodes
-  places = []
+  rank_locals = []
   for node in rank_nodes:
-    places.append((node, taken[node]))
+    rank_locals.append(taken[node])
     taken[node] += 1
-  return tuple(places)
+  return tuple(rank_locals)
 
 
 def _node_level(distribution):
@@ -517,8 +531,8 @@ def _layout(environ, nodes, counts, counts_source, expand, is_batch):
   """Orders the nodes as Slurm numbers them and places every rank.
 
   Returns:
-    (nodes, counts, places, the heterogeneous component of every node or
-    None), as in `SlurmStep`.
+    (nodes, counts, (rank_nodes, rank_locals), the heterogeneous component
+    of every node or None), as in `SlurmStep`.
   """
   components = None if is_batch else _het_components(environ, nodes, expand)
   if components is not None:
@@ -536,7 +550,8 @@ def _layout(environ, nodes, counts, counts_source, expand, is_batch):
                       ' SLURM_DISTRIBUTION=arbitrary needs it.')
   rank_nodes = _hostfile_rank_nodes(hostfile, nodes, counts, counts_source,
                                     expand)
-  return nodes, counts, places_of_nodes(rank_nodes, len(nodes)), None
+  return (nodes, counts, (tuple(rank_nodes),
+                          local_indices(rank_nodes, len(nodes))), None)
 
 
 def _parse_variable(name, value, parse, where=''):
@@ -641,7 +656,7 @@ def _gtids_agree(gtids, step, node):
   for local, rank in enumerate(ranks):
     rank = rank.strip()
     if (not rank.isdigit() or int(rank) >= step.num_tasks or
-        step.places[int(rank)] != (node, local)):
+        step.place_of(int(rank)) != (node, local)):
       return False
   return True
 
@@ -1054,7 +1069,8 @@ def _launch_step(environ, launch, tasks_per_node):
   return SlurmStep(
       nodes=launch.nodes,
       tasks_per_node=tuple(counts),
-      places=places_of_nodes(launch.rank_nodes, len(launch.nodes)),
+      rank_nodes=launch.rank_nodes,
+      rank_locals=local_indices(launch.rank_nodes, len(launch.nodes)),
       task_index=launch.rank,
       gpus=read_gpus(environ),
       counts_source=source,
@@ -1107,7 +1123,7 @@ def read_step(environ,
   total = sum(counts)
   _check_num_tasks(environ, variables, total, counts_source)
   _check_distinct(nodes, variables, environ)
-  nodes, counts, places, node_components = _layout(
+  nodes, counts, (rank_nodes, rank_locals), node_components = _layout(
       environ, nodes, counts, counts_source, expand, variables.is_batch)
   if node_components is None:
     rank = slurm_hostlist.parse_int('SLURM_PROCID', environ['SLURM_PROCID'],
@@ -1124,7 +1140,8 @@ def read_step(environ,
   step = SlurmStep(
       nodes=tuple(nodes),
       tasks_per_node=tuple(counts),
-      places=places,
+      rank_nodes=rank_nodes,
+      rank_locals=rank_locals,
       task_index=rank,
       gpus=read_gpus(environ),
       node_components=node_components,
@@ -1173,10 +1190,12 @@ def block_step(configuration, rank, gpus):
       not 0 <= rank < sum(counts)):
     raise RuntimeError('Rank %r is not one of the %d tasks of %s' %
                        (rank, sum(counts), source))
+  rank_nodes, rank_locals = deal_ranks(counts)
   return SlurmStep(
       nodes=nodes,
       tasks_per_node=counts,
-      places=deal_ranks(counts),
+      rank_nodes=rank_nodes,
+      rank_locals=rank_locals,
       task_index=rank,
       gpus=gpus,
       counts_source=source)

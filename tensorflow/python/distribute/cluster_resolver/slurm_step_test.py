@@ -28,7 +28,8 @@ from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 
 def _placements(step):
   """Returns (node name, local index) of every rank of `step`."""
-  return [(step.nodes[node], local) for node, local in step.places]
+  return [(step.nodes[node], local)
+          for node, local in zip(step.rank_nodes, step.rank_locals)]
 
 
 class ReadStepTest(parameterized.TestCase):
@@ -111,27 +112,26 @@ class ReadStepTest(parameterized.TestCase):
 
 
 class DealRanksTest(parameterized.TestCase):
-  """Slurm's deal of ranks to nodes in turns, as (node, local index)."""
+  """Slurm's deal of ranks to nodes in turns: (node, local index) columns."""
 
   def testBlockFillsEachNodeInTurn(self):
-    self.assertEqual(((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (2, 0)),
+    self.assertEqual(((0, 0, 0, 1, 1, 2), (0, 1, 2, 0, 1, 0)),
                      slurm_step.deal_ranks([3, 2, 1]))
 
   def testCyclicDealsOneRankToEachNodeThatStillHasTasks(self):
-    self.assertEqual(((0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (0, 2)),
+    self.assertEqual(((0, 1, 2, 0, 1, 0), (0, 0, 0, 1, 1, 2)),
                      slurm_step.deal_ranks([3, 2, 1], 1))
 
   def testPlaneDealsChunksAndShortensTheLastOfANode(self):
-    self.assertEqual(((0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (0, 2),
-                      (0, 3), (1, 2)),
+    self.assertEqual(((0, 0, 1, 1, 2, 0, 0, 1), (0, 1, 0, 1, 0, 2, 3, 2)),
                      slurm_step.deal_ranks([4, 3, 1], 2))
 
   def testNoNodesIsNoRanks(self):
-    self.assertEqual((), slurm_step.deal_ranks([]))
+    self.assertEqual(((), ()), slurm_step.deal_ranks([]))
 
-  def testPlacesOfNodesCountLocalIndicesPerNode(self):
-    self.assertEqual(((1, 0), (0, 0), (1, 1), (0, 1), (0, 2)),
-                     slurm_step.places_of_nodes([1, 0, 1, 0, 0], 2))
+  def testLocalIndicesCountTheRanksBeforeOnTheSameNode(self):
+    self.assertEqual((0, 0, 1, 1, 2),
+                     slurm_step.local_indices([1, 0, 1, 0, 0], 2))
 
 
 class ReservedPortsTest(parameterized.TestCase):
