@@ -250,8 +250,8 @@ def deal_ranks(tasks_per_node, chunk=None):
 
   Returns:
     (`SlurmStep.rank_nodes`, `SlurmStep.rank_locals`): two tuples, not a
-    pair per rank, so that a step of many tasks builds no object per rank
-    (see the README's benchmark section).
+    tuple per rank, which a step of many tasks would pay for in allocation
+    and in the collector's walks (the README's benchmark section).
   """
   busiest = max(tasks_per_node, default=0)
   chunk = chunk or max(busiest, 1)
