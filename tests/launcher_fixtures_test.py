@@ -31,6 +31,7 @@ from absl.testing import parameterized
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 from tensorflow.python.distribute.cluster_resolver import slurm_step
+from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 
 _FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures', 'launchers')
 _OPEN_MPI_4 = slurm_launcher.OPEN_MPI_4
@@ -105,11 +106,7 @@ class LauncherFixturesTest(parameterized.TestCase):
     for rank, launch in enumerate(launches):
       self.assertEqual((launcher, mapping, rank),
                        (launch.launcher, launch.mapping, launch.rank))
-      self.assertEqual(truth, [
-          (launch.nodes[node], local) for node, local in zip(
-              launch.rank_nodes,
-              slurm_step.local_indices(launch.rank_nodes, len(launch.nodes)))
-      ])
+      self.assertEqual(truth, slurm_test_util.launch_places(launch))
       self.assertEqual(launches[0].nodes, launch.nodes)
 
   @parameterized.named_parameters((name, name) for name in sorted(_REFUSED))
@@ -122,11 +119,8 @@ class LauncherFixturesTest(parameterized.TestCase):
           slurm_launcher.read_launch(env, host)
       else:
         launch = slurm_launcher.read_launch(env, host)
-        node = launch.rank_nodes[rank]
-        local = slurm_step.local_indices(launch.rank_nodes,
-                                         len(launch.nodes))[rank]
         self.assertEqual((host, _launcher_local_rank(env)),
-                         (launch.nodes[node], local))
+                         slurm_test_util.launch_places(launch)[rank])
 
   @parameterized.named_parameters((name, name) for name in sorted(_SRUN))
   def testSrunRanksAgreeWithSlurmAndLeaveTheStepToSlurm(self, name):

@@ -65,6 +65,7 @@ from hypothesis import strategies as st
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_explain
+from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tests.fixtures import recorded_steps
 
 if 'TEST_TMPDIR' in os.environ:
@@ -99,18 +100,11 @@ hypothesis.settings.register_profile(
 _SETTINGS = hypothesis.settings.get_profile(
     os.environ.get('SLURM_FUZZ_PROFILE', 'ci'))
 
-# Every variable the resolver reads (SlurmClusterResolver's docstring).
-_READ_VARIABLES = (
-    'SLURM_PROCID', 'SLURM_STEP_NODELIST', 'SLURM_STEP_TASKS_PER_NODE',
-    'SLURM_STEP_NUM_TASKS', 'SLURM_JOB_NODELIST', 'SLURM_TASKS_PER_NODE',
-    'SLURM_NTASKS', 'SLURM_DISTRIBUTION', 'SLURM_DIST_PLANESIZE',
-    'SLURM_HOSTFILE', 'SLURM_HET_SIZE', 'SLURM_PACK_SIZE',
-    'SLURM_JOB_NODELIST_HET_GROUP_0', 'SLURM_JOB_NODELIST_HET_GROUP_1',
-    'SLURM_JOB_NODELIST_PACK_GROUP_0', 'SLURM_JOB_NODELIST_PACK_GROUP_1',
-    'SLURMD_NODENAME', 'SLURM_NODEID', 'SLURM_LOCALID', 'SLURM_GTIDS',
-    'CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL', 'SLURM_STEP_GPUS',
-    'SLURM_JOB_GPUS', 'SLURM_GPUS_ON_NODE', 'SLURM_GPUS', 'SLURMD_TRES_BIND',
-    'SLURM_STEP_RESV_PORTS', 'SLURM_JOB_ID', 'SLURM_STEP_ID')
+# Every variable an srun task's resolver reads, with components 0 and 1.
+_READ_VARIABLES = tuple(
+    name.replace('<n>', str(component))
+    for name in slurm_step.SRUN_VARIABLES
+    for component in ((0, 1) if '<n>' in name else (0,)))
 _GPU_VARIABLES = ('CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL',
                   'SLURM_STEP_GPUS', 'SLURM_JOB_GPUS')
 # Those of them that say on their own which GPUs a task has.

@@ -201,11 +201,7 @@ def _ports(step, port_base):
 
   Args:
     step: The `slurm_step.SlurmStep`.
-    port_base: An int, 'reserved' (the ports `srun --resv-ports` reserved,
-      `SLURM_STEP_RESV_PORTS`) or 'derived' (a block of ports in
-      [20000, 32768) chosen from the job and step ids: the same in every task
-      of the step and after a requeue, and unlikely to collide with another
-      step on the same nodes).
+    port_base: As `SlurmClusterResolver`'s argument.
 
   Raises:
     ValueError: If `port_base` is malformed or a port falls outside 1..65535,
@@ -539,8 +535,8 @@ class SlurmClusterResolver(ClusterResolver):
         a task's port is `port_base` plus its index among the step's tasks on
         its node. 'reserved' takes the ports `srun --resv-ports=N` reserved
         (`SLURM_STEP_RESV_PORTS`); 'derived' a block in [20000, 32768)
-        chosen from the job and step ids, the same in every task and after a
-        requeue.
+        chosen from the job and step ids: the same in every task and after a
+        requeue, and unlikely to collide with another step on the same nodes.
       gpus_per_node: Number of GPUs available on each node. Defaults to the
         GPUs Slurm gave the node (`CUDA_VISIBLE_DEVICES`), else 0 where Slurm
         manages GPUs (slurm.conf's GresTypes lists gpu), else the number

@@ -173,25 +173,23 @@ def _scontrol_order(groups):
 def _range_names(prefix, width, lo, hi, suffix):
   """The names prefix + (lo..hi zero-padded to width) + suffix, in order.
 
-  In a range of a thousand numbers or more, a number of four digits or more
-  is its thousands and a three-digit tail: every thousand names share one
-  text of their thousands and take their tails from one list, which halves
-  the time of a range of 65,536 names (the benchmark's 65,536 x 1 step
-  misses its goal without it: README).
+  For a range of a thousand numbers or more (see `_names`): a number of four
+  digits or more is its thousands and a three-digit tail, so every thousand
+  names share one text of their thousands and take their tails from one
+  list. That halves the time of a range of 65,536 names (the benchmark's
+  65,536 x 1 step misses its goal without it: README).
   """
-  if hi - lo < 1000:
-    return [prefix + str(number).zfill(width) + suffix
-            for number in range(lo, hi + 1)]
   tails = ['%03d%s' % (tail, suffix) for tail in range(1000)]
   names = []
   for thousands in range(lo // 1000, hi // 1000 + 1):
     first = max(lo - thousands * 1000, 0)
     last = min(hi - thousands * 1000, 999)
-    if thousands == 0:
-      names += _range_names(prefix, width, first, last, suffix)
-    else:
+    if thousands:
       head = prefix + str(thousands).zfill(width - 3)
       names += [head + tail for tail in tails[first:last + 1]]
+    else:
+      names += [prefix + number + suffix
+                for number in _numbers([(width, first, last)])]
   return names
 
 
@@ -199,18 +197,16 @@ def _names(texts, groups):
   """Expands one parsed item in the order `scontrol show hostnames` prints."""
   if not groups:
     return texts
-  if len(groups) == 1:
-    prefix, suffix = texts
-    if len(groups[0]) == 1:
-      width, lo, hi = groups[0][0]
-      return _range_names(prefix, width, lo, hi, suffix)
-    return [prefix + str(number).zfill(width) + suffix
-            for width, lo, hi in groups[0] for number in range(lo, hi + 1)]
-  numbers = _scontrol_order([_numbers(ranges) for ranges in groups])
-  return [
-      ''.join(itertools.chain(*zip(texts, _scontrol_order(choice)))) +
-      texts[-1] for choice in itertools.product(*numbers)
-  ]
+  if len(groups) > 1:
+    numbers = _scontrol_order([_numbers(ranges) for ranges in groups])
+    return [
+        ''.join(itertools.chain(*zip(texts, _scontrol_order(choice)))) +
+        texts[-1] for choice in itertools.product(*numbers)
+    ]
+  (prefix, suffix), (ranges,) = texts, groups
+  if len(ranges) == 1 and ranges[0][2] - ranges[0][1] >= 1000:
+    return _range_names(prefix, *ranges[0], suffix)
+  return [prefix + number + suffix for number in _numbers(ranges)]
 
 
 def parse_int(name, text, minimum, maximum):

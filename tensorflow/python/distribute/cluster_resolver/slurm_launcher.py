@@ -50,8 +50,14 @@ OPEN_MPI_5 = 'mpirun (Open MPI 5)'
 HYDRA = 'mpiexec.hydra'
 SRUN_PMI2 = 'srun --mpi=pmi2'
 SRUN_PMIX = 'srun --mpi=pmix'
-# Ranks of one launch: as many as Slurm's steps may have.
-_MAX_RANKS = 1024 * 1024
+# The variables read besides the step's (slurm_step.SRUN_VARIABLES).
+VARIABLES = (
+    'SLURM_JOB_CPUS_PER_NODE', 'SLURM_JOB_NUM_NODES', 'OMPI_COMM_WORLD_RANK',
+    'OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK',
+    'OMPI_COMM_WORLD_LOCAL_SIZE', 'OMPI_UNIVERSE_SIZE',
+    'OMPI_MCA_orte_hnp_uri', 'OMPI_MCA_rmaps_base_mapping_policy',
+    'PRTE_LAUNCHED', 'PMI_RANK', 'PMI_SIZE', 'PMI_JOBID', 'MPI_LOCALRANKID',
+    'MPI_LOCALNRANKS', 'PMIX_RANK', 'PMIX_NAMESPACE')
 # Open MPI's mapping policies that this model follows, by the value mpirun
 # exports to its ranks for `--map-by` (Open MPI 4 only; unset: by slot).
 _OPEN_MPI_MAPPINGS = {'': 'slot', 'slot': 'slot', 'node': 'node'}
@@ -147,7 +153,8 @@ def check_srun_rank(environ, launcher):
         (launcher, name, environ.get(name), environ.get('SLURM_PROCID')))
 
 
-def _parse_int(launcher, environ, name, minimum, maximum=_MAX_RANKS):
+def _parse_int(launcher, environ, name, minimum,
+               maximum=slurm_hostlist.MAX_HOSTS):
   """Reads the integer variable `name`, set by `launcher`."""
   if name not in environ:
     raise RuntimeError('%s: %s is not set; this launcher sets it in every rank.'

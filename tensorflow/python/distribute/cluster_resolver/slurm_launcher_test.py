@@ -17,7 +17,7 @@
 from absl.testing import absltest
 
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
-from tensorflow.python.distribute.cluster_resolver import slurm_step
+from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 
 # sbatch -N3 -n5: the job as every rank sees it.
 _JOB = {
@@ -50,13 +50,6 @@ def _hydra_env(rank, local_rank, local_size, size=5, **more):
              MPI_LOCALNRANKS=str(local_size), PMI_FD='5')
   env.update(more)
   return env
-
-
-def _rows(launch):
-  """(node name, local index) of every rank, as the step model places them."""
-  return [(launch.nodes[node], local) for node, local in zip(
-      launch.rank_nodes,
-      slurm_step.local_indices(launch.rank_nodes, len(launch.nodes)))]
 
 
 class DetectLauncherTest(absltest.TestCase):
@@ -148,7 +141,7 @@ class ReadLaunchTest(absltest.TestCase):
     launch = slurm_launcher.read_launch(_ompi_env(3, 0, 1, 'n10'), 'n10')
     self.assertEqual(('n9', 'n10', 'n11'), launch.nodes)
     self.assertEqual([('n9', 0), ('n9', 1), ('n9', 2), ('n10', 0), ('n11', 0)],
-                     _rows(launch))
+                     slurm_test_util.launch_places(launch))
     self.assertEqual((3, slurm_launcher.OPEN_MPI_4, 'slot'),
                      (launch.rank, launch.launcher, launch.mapping))
 
@@ -156,7 +149,7 @@ class ReadLaunchTest(absltest.TestCase):
     env = _ompi_env(3, 1, 3, 'n9', OMPI_MCA_rmaps_base_mapping_policy='node')
     launch = slurm_launcher.read_launch(env, 'n9')
     self.assertEqual([('n9', 0), ('n10', 0), ('n11', 0), ('n9', 1), ('n9', 2)],
-                     _rows(launch))
+                     slurm_test_util.launch_places(launch))
     self.assertEqual('node', launch.mapping)
 
   def testNodesWithoutRanksAreLeftOut(self):
@@ -225,7 +218,7 @@ class ReadLaunchTest(absltest.TestCase):
     launch = slurm_launcher.read_launch(_hydra_env(3, 0, 1), 'n10')
     self.assertEqual(slurm_launcher.HYDRA, launch.launcher)
     self.assertEqual([('n9', 0), ('n9', 1), ('n9', 2), ('n10', 0), ('n11', 0)],
-                     _rows(launch))
+                     slurm_test_util.launch_places(launch))
 
   def testHydraAcceptsAQualifiedHostName(self):
     launch = slurm_launcher.read_launch(_hydra_env(4, 0, 1), 'n11.cluster')

@@ -37,9 +37,10 @@ from typing import Mapping, Optional, Tuple
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 
-# The variables a step is read from; `<n>` stands for a heterogeneous job
-# component's number (0, 1, ...).
-VARIABLES = (
+# The variables an srun step is read from; `<n>` stands for a heterogeneous
+# job component's number (0, 1, ...). VARIABLES: all that `read_step` reads,
+# with those of the MPI launchers (slurm_launcher).
+SRUN_VARIABLES = (
     'SLURM_PROCID', 'SLURM_STEP_NODELIST', 'SLURM_STEP_TASKS_PER_NODE',
     'SLURM_STEP_NUM_TASKS', 'SLURM_JOB_NODELIST', 'SLURM_TASKS_PER_NODE',
     'SLURM_NTASKS', 'SLURM_DISTRIBUTION', 'SLURM_DIST_PLANESIZE',
@@ -48,14 +49,8 @@ VARIABLES = (
     'SLURMD_NODENAME', 'SLURM_NODEID', 'SLURM_LOCALID', 'SLURM_GTIDS',
     'CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL', 'SLURM_STEP_GPUS',
     'SLURM_JOB_GPUS', 'SLURM_GPUS_ON_NODE', 'SLURM_GPUS', 'SLURMD_TRES_BIND',
-    'SLURM_STEP_RESV_PORTS', 'SLURM_JOB_ID', 'SLURM_STEP_ID',
-    # MPI launchers (slurm_launcher).
-    'SLURM_JOB_CPUS_PER_NODE', 'SLURM_JOB_NUM_NODES', 'OMPI_COMM_WORLD_RANK',
-    'OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK',
-    'OMPI_COMM_WORLD_LOCAL_SIZE', 'OMPI_UNIVERSE_SIZE',
-    'OMPI_MCA_orte_hnp_uri', 'OMPI_MCA_rmaps_base_mapping_policy',
-    'PRTE_LAUNCHED', 'PMI_RANK', 'PMI_SIZE', 'PMI_JOBID', 'MPI_LOCALRANKID',
-    'MPI_LOCALNRANKS', 'PMIX_RANK', 'PMIX_NAMESPACE')
+    'SLURM_STEP_RESV_PORTS', 'SLURM_JOB_ID', 'SLURM_STEP_ID')
+VARIABLES = SRUN_VARIABLES + slurm_launcher.VARIABLES
 _VARIABLE_RE = re.compile('|'.join(
     re.escape(name).replace('<n>', '[0-9]+') for name in VARIABLES))
 
@@ -446,15 +441,6 @@ def _require(environ, name, hint=''):
                        (name, hint)) from None
 
 
-def _het_size(environ, num_nodes):
-  """Returns (variable, number of components) of a heterogeneous step."""
-  for name in ('SLURM_HET_SIZE', 'SLURM_PACK_SIZE'):
-    if name in environ:
-      # Components share no node: there are at most as many as nodes.
-      return name, slurm_hostlist.parse_int(name, environ[name], 1, num_nodes)
-  return None, None
-
-
 def _het_components(environ, nodes, expand):
   """Returns the heterogeneous job component of each node, or None.
 
@@ -468,9 +454,12 @@ def _het_components(environ, nodes, expand):
     RuntimeError: If a component's node list is missing, or the lists leave
       a node of the step out or name a node twice.
   """
-  size_var, size = _het_size(environ, len(nodes))
+  size_var = next((name for name in ('SLURM_HET_SIZE', 'SLURM_PACK_SIZE')
+                   if name in environ), None)
   if size_var is None:
     return None
+  # Components share no node: there are at most as many as nodes.
+  size = slurm_hostlist.parse_int(size_var, environ[size_var], 1, len(nodes))
   read = []
   component_of = {}
   repeated = []

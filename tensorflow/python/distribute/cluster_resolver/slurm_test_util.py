@@ -21,6 +21,8 @@ use them without TensorFlow; slurm_resolver_test_util adds the resolver's.
 
 import subprocess
 
+from tensorflow.python.distribute.cluster_resolver import slurm_step
+
 
 def step_env(nodelist, tasks_per_node, rank_hosts, rank, node_ids=None,
              **overrides):
@@ -227,6 +229,13 @@ def gres_env(rank, tasks_per_node, rank_hosts):
   return step_env('n[1-2]', tasks_per_node, rank_hosts, rank,
                   CUDA_VISIBLE_DEVICES='0,1', SLURM_STEP_GPUS='0,1',
                   SLURM_GPUS_ON_NODE='2')
+
+
+def launch_places(launch):
+  """(node name, local index) of every rank of a `slurm_launcher.Launch`."""
+  return [(launch.nodes[node], local) for node, local in zip(
+      launch.rank_nodes,
+      slurm_step.local_indices(launch.rank_nodes, len(launch.nodes)))]
 
 
 def ports(addresses):
