@@ -911,14 +911,14 @@ def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   GPUs that Slurm bound to this task stay with it. Where Slurm manages the
   node's GPUs but gave this step none (`SlurmGpus.withheld`, or slurm.conf's
   GresTypes when no variable names GPUs), the task gets none. GPUs that
-  Slurm gave the node are dealt among the node's tasks by local index, by
-  value: each task
-  of the step gets k = G // T GPUs, where G is the node's GPU count and T the
-  number of tasks on the step's busiest node (of the task's heterogeneous
-  component), so that every worker has the same number. When k would be 0
-  and neither count was given, each task gets one GPU, shared round-robin
-  within its node. `CUDA_VISIBLE_DEVICES=''` hides every GPU unless a count
-  is given (as TensorFlow, which then deals GPUs 0..gpus_per_node-1).
+  Slurm gave the node are dealt among the node's tasks by local index
+  (`deal_gpus`): each task of the step gets k = G // T GPUs, where G is the
+  node's GPU count and T the number of tasks on the step's busiest node (of
+  the task's heterogeneous component), so that every worker has the same
+  number. When k would be 0 and neither count was given, each task gets one
+  GPU, shared round-robin within its node. `CUDA_VISIBLE_DEVICES=''` hides
+  every GPU unless a count is given (as TensorFlow, which then deals GPUs
+  0..gpus_per_node-1).
 
   Args:
     step: The `slurm_step.SlurmStep`.
