@@ -65,6 +65,7 @@ from hypothesis import strategies as st
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_explain
+from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tests.fixtures import recorded_steps
 
@@ -100,10 +101,11 @@ hypothesis.settings.register_profile(
 _SETTINGS = hypothesis.settings.get_profile(
     os.environ.get('SLURM_FUZZ_PROFILE', 'ci'))
 
-# Every variable an srun task's resolver reads, with components 0 and 1.
+# Every variable an srun task's resolver reads (not the MPI launchers'),
+# with heterogeneous components 0 and 1.
 _READ_VARIABLES = tuple(
     name.replace('<n>', str(component))
-    for name in slurm_step.SRUN_VARIABLES
+    for name in slurm_step.VARIABLES if name not in slurm_launcher.VARIABLES
     for component in ((0, 1) if '<n>' in name else (0,)))
 _GPU_VARIABLES = ('CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL',
                   'SLURM_STEP_GPUS', 'SLURM_JOB_GPUS')

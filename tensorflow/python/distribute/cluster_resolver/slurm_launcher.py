@@ -50,7 +50,7 @@ OPEN_MPI_5 = 'mpirun (Open MPI 5)'
 HYDRA = 'mpiexec.hydra'
 SRUN_PMI2 = 'srun --mpi=pmi2'
 SRUN_PMIX = 'srun --mpi=pmix'
-# The variables read besides the step's (slurm_step.SRUN_VARIABLES).
+# The variables read besides an srun step's (slurm_step.VARIABLES has both).
 VARIABLES = (
     'SLURM_JOB_CPUS_PER_NODE', 'SLURM_JOB_NUM_NODES', 'OMPI_COMM_WORLD_RANK',
     'OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK',

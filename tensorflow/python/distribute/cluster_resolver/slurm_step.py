@@ -37,10 +37,10 @@ from typing import Mapping, Optional, Tuple
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 
-# The variables an srun step is read from; `<n>` stands for a heterogeneous
-# job component's number (0, 1, ...). VARIABLES: all that `read_step` reads,
-# with those of the MPI launchers (slurm_launcher).
-SRUN_VARIABLES = (
+# The variables `read_step` reads: an srun step's, then those of the MPI
+# launchers (slurm_launcher); `<n>` stands for a heterogeneous job
+# component's number (0, 1, ...).
+_SRUN_VARIABLES = (
     'SLURM_PROCID', 'SLURM_STEP_NODELIST', 'SLURM_STEP_TASKS_PER_NODE',
     'SLURM_STEP_NUM_TASKS', 'SLURM_JOB_NODELIST', 'SLURM_TASKS_PER_NODE',
     'SLURM_NTASKS', 'SLURM_DISTRIBUTION', 'SLURM_DIST_PLANESIZE',
@@ -50,7 +50,7 @@ SRUN_VARIABLES = (
     'CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL', 'SLURM_STEP_GPUS',
     'SLURM_JOB_GPUS', 'SLURM_GPUS_ON_NODE', 'SLURM_GPUS', 'SLURMD_TRES_BIND',
     'SLURM_STEP_RESV_PORTS', 'SLURM_JOB_ID', 'SLURM_STEP_ID')
-VARIABLES = SRUN_VARIABLES + slurm_launcher.VARIABLES
+VARIABLES = _SRUN_VARIABLES + slurm_launcher.VARIABLES
 _VARIABLE_RE = re.compile('|'.join(
     re.escape(name).replace('<n>', '[0-9]+') for name in VARIABLES))
 

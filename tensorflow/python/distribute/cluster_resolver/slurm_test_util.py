@@ -15,8 +15,9 @@
 """Slurm environments as real steps set them, for tests; no TensorFlow.
 
 The environments follow what Slurm 22.05 really set in every task of real
-steps recorded on a test cluster. The tests of slurm_hostlist and slurm_step
-use them without TensorFlow; slurm_resolver_test_util adds the resolver's.
+steps recorded on a test cluster. The tests of slurm_hostlist, slurm_step and
+slurm_launcher use them (and `launch_places`) without TensorFlow;
+slurm_resolver_test_util adds the resolver's.
 """
 
 import subprocess
