@@ -26,7 +26,13 @@ What Slurm does (22.05 to 24.11), which the config relies on:
   - At the time limit, on `scancel` and when a job is preempted, slurmd sends
     the tasks SIGCONT and SIGTERM, waits `KillWait` seconds (30 by default),
     then sends SIGKILL.
-  - While the tasks handle that SIGTERM, `scontrol show job` shows
+  - When a task of a step fails, the step's other tasks get the same
+    SIGCONT, SIGTERM, `KillWait` s, SIGKILL with `srun --kill-on-bad-exit=1`
+    (or `KillOnBadExit=1`), and from Slurm 26.05 also after an MPI abort
+    (`--mpi=pmi2`: `PMI2_Abort` or PMI1's abort; `--mpi=pmix`: `PMIx_Abort`
+    or a PMIx client's failure; before 26.05 these sent SIGKILL alone). The
+    job runs on: `JobState=RUNNING`, `Reason=None`, before its end time.
+  - While the tasks handle a job's SIGTERM, `scontrol show job` shows
     `JobState=COMPLETING` in all three cases; `Reason=TimeLimit` tells the
     time limit, and a preemption with `PreemptMode=REQUEUE` has already
     requeued the job (`Restarts` is one more than `SLURM_RESTART_COUNT`).
@@ -113,6 +119,12 @@ def decide(warned, terminated_at, job, restart_count, end_time):
       return Decision(True, 'the early warning')
     if job.get('Reason') == 'TimeLimit':
       return Decision(True, 'the time limit (Reason=TimeLimit)')
+    if job.get('JobState') == 'RUNNING':
+      return Decision(False, 'SIGTERM while the job runs on '
+                      '(JobState=RUNNING): the end of this step, not of the '
+                      'job; a task of the step failed (srun '
+                      '--kill-on-bad-exit, an MPI abort) or the step was '
+                      'cancelled')
     return Decision(False, 'SIGTERM not at the time limit (JobState=%s '
                     'Reason=%s): scancel, or a node going down' %
                     (job.get('JobState'), job.get('Reason')))
@@ -122,8 +134,8 @@ def decide(warned, terminated_at, job, restart_count, end_time):
     if terminated_at >= end_time:
       return Decision(True, 'the time limit (SIGTERM after '
                       'SLURM_JOB_END_TIME=%d)' % end_time)
-    return Decision(False, 'SIGTERM before SLURM_JOB_END_TIME=%d: scancel or '
-                    'a preemption' % end_time)
+    return Decision(False, 'SIGTERM before SLURM_JOB_END_TIME=%d: scancel, '
+                    'a preemption or a failed task of the step' % end_time)
   return Decision(False, 'SIGTERM, and without scontrol and '
                   'SLURM_JOB_END_TIME (Slurm before 23.02) a time limit '
                   'cannot be told from scancel or a preemption')
@@ -174,8 +186,9 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
 
   Then SLURM_PROCID 0 requeues the job (`scontrol requeue`) when the stop is
   the early warning or the time limit and the job may be requeued; never
-  after `scancel`, and not when Slurm has requeued the job itself
-  (preemption with `PreemptMode=REQUEUE`). Every task then exits with
+  after `scancel` or a failed task of the step (`srun --kill-on-bad-exit=1`
+  sends SIGTERM to the others), and not when Slurm has requeued the job
+  itself (preemption with `PreemptMode=REQUEUE`). Every task then exits with
   `EXIT_SAVED` (42, TensorFlow's default), except that task 0 exits with
   `EXIT_REQUEUE` (43) when the job should be requeued but it could not do it
   (no `scontrol` in a container, or it failed): the batch script then

@@ -77,6 +77,13 @@ class DecideTest(absltest.TestCase):
     self.assertFalse(decision.requeue)
     self.assertIn('scancel', decision.why)
 
+  def testSigtermWhileTheJobRunsOnIsAFailedTaskNotTheTimeLimit(self):
+    # srun --kill-on-bad-exit=1 (or a 26.05 MPI abort) stops the step.
+    decision = stc.decide(False, 100.0, _job(_RUNNING), 0, None)
+    self.assertFalse(decision.requeue)
+    self.assertIn('JobState=RUNNING', decision.why)
+    self.assertIn('a task of the step failed', decision.why)
+
   def testJobThatSlurmRequeuedIsNotRequeuedAgain(self):
     decision = stc.decide(False, 100.0, _job(_PREEMPTED), 0, None)
     self.assertFalse(decision.requeue)
@@ -110,7 +117,9 @@ class DecideTest(absltest.TestCase):
     self.assertIn('SLURM_JOB_END_TIME=1000', decision.why)
 
   def testWithoutScontrolSigtermBeforeTheEndTimeIsNotRequeued(self):
-    self.assertFalse(stc.decide(False, 999.0, None, 0, 1000).requeue)
+    decision = stc.decide(False, 999.0, None, 0, 1000)
+    self.assertFalse(decision.requeue)
+    self.assertIn('a failed task of the step', decision.why)
 
   def testWithoutScontrolOrEndTimeSigtermIsNotRequeued(self):
     decision = stc.decide(False, 999.0, None, 0, None)
@@ -334,6 +343,25 @@ class SlurmTerminationConfigTest(absltest.TestCase):
     self.signals.send(signal.SIGTERM)
     self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
     self.assertEqual(self._commands(), [('scontrol', '-o', 'show', 'job', '7')])
+
+  def testFailedPeerTaskIsNotRequeued(self):
+    # The job runs on, its end time an hour away: no requeue, exit 42.
+    self.run_mock.side_effect = [_done(_RUNNING)]
+    config = self._config(dict(_TASK0, SLURM_JOB_END_TIME='4600'))
+    with mock.patch.object(stc.time, 'time', return_value=1000.0):
+      self.signals.send(signal.SIGTERM)
+    with self.assertLogs('tensorflow', 'WARNING') as logs:
+      self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+    self.assertEqual(self._commands(), [('scontrol', '-o', 'show', 'job', '7')])
+    self.assertIn('job 7 is not requeued: SIGTERM while the job runs on',
+                  logs.output[0])
+
+  def testWithoutScontrolFailedPeerTaskIsNotRequeued(self):
+    self.run_mock.side_effect = FileNotFoundError('scontrol')
+    config = self._config(dict(_TASK0, SLURM_JOB_END_TIME='4600'))
+    with mock.patch.object(stc.time, 'time', return_value=1000.0):
+      self.signals.send(signal.SIGTERM)
+    self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
 
   def testOtherTasksRunNoScontrol(self):
     config = self._config({'SLURM_JOB_ID': '7', 'SLURM_PROCID': '1'})
