@@ -33,7 +33,11 @@ depend only on the step. Each case stops a job midway, the way Slurm does:
    task 0 exits with 43 and examples/sbatch_requeue.sh requeues the job;
 6. early warning before the tasks' Python has created the config: SIGUSR1
    ends the tasks, srun exits with 138 and examples/sbatch_requeue.sh
-   requeues the job, which then trains from the start.
+   requeues the job, which then trains from the start;
+7. a failed task of the step (tests/integration/peer_failure_task.py, no
+   training): task 1 exits with 1 under `srun --kill-on-bad-exit=1`, or
+   (Slurm 26.05 and later) calls PMI1's abort under `srun --mpi=pmi2`; task
+   0 gets SIGTERM while the job runs on, and is not requeued.
 Each test prints the job states and restart counts it saw. The lab has
 `AuthInfo=cred_expire=5` (a requeued job starts about 6 s after it ended)
 and `KillWait=5` (see tools/slurm_lab/up.sh).
@@ -44,6 +48,7 @@ Needs root; run with pytest (the lab is a session fixture in conftest.py):
 
 import json
 import os
+import shlex
 import threading
 import time
 
@@ -56,6 +61,7 @@ SBATCH_REQUEUE = os.path.join(ROOT, 'examples', 'sbatch_requeue.sh')
 REQUEUE_JOB = os.path.join(HERE, 'requeue_job.sh')
 PYTHON_WITHOUT_SCONTROL = os.path.join(HERE, 'python_without_scontrol.sh')
 PYTHON_AFTER_A_PAUSE = os.path.join(HERE, 'python_after_a_pause.sh')
+PEER_FAILURE_TASK = os.path.join(HERE, 'peer_failure_task.py')
 NODES = 'n[9-10]'
 JOB_ARGS = ['-w', NODES, '-N2', '--ntasks-per-node=1']
 # The time limit case runs meanwhile on two nodes of the other partition.
@@ -256,6 +262,46 @@ class TerminationTest(absltest.TestCase):
       self.assertEqual((result['restarts'], result['steps']), (1, steps))
     self.assertEqual(results[0]['weights'], results[1]['weights'])
     return step
+
+  def _peer_fails(self, label, how, srun_args):
+    """A batch job whose step's task 1 fails as `how` says; its Job."""
+    folder = os.path.join(self.tmp, label)
+    os.makedirs(folder)
+    log = os.path.join(folder, 'job.out')
+    name = self.lab.job_name(label)
+    step = ['srun'] + srun_args + [self.lab.python, PEER_FAILURE_TASK,
+                                   os.path.join(folder, 'ready'), how]
+    wrap = '%s; echo "job ${SLURM_JOB_ID}: srun exited with $?"' % (
+        shlex.join(step))
+    submitted = self.lab.run(
+        ['sbatch', '--parsable', '--job-name', name, '--output', log,
+         '--requeue', '--time=5'] + JOB_ARGS + ['--wrap', wrap], 60,
+        job_name=name)
+    self.assertEqual(submitted.returncode, 0, submitted.describe())
+    return Job(self.lab, submitted.stdout.strip().split(';')[0], log)
+
+  def _assert_not_requeued_after_a_failed_task(self, job, label):
+    text = self._assert_ended(job, label, 'COMPLETED', 0, timeout=120)
+    # Task 0's config got SIGTERM (task 1 has none) and logged why.
+    self.assertEqual(text.count('SIGTERM received'), 1, job.describe())
+    self.assertIn(NOT_REQUEUED % job.id + ': SIGTERM while the job runs on '
+                  '(JobState=RUNNING Reason=None)', text)
+    return text
+
+  def test_failed_task_under_kill_on_bad_exit_is_not_requeued(self):
+    job = self._peer_fails('peer-exit', 'exit', ['--kill-on-bad-exit=1'])
+    text = self._assert_not_requeued_after_a_failed_task(job, 'failed task')
+    # Task 0's 42 (saved, nothing to do), not 43: the batch script does not
+    # requeue either.
+    self.assertIn('job %s: srun exited with 42' % job.id, text)
+
+  def test_mpi_abort_sends_sigterm_from_slurm_26_05_and_is_not_requeued(self):
+    if tuple(int(n) for n in self.lab.version.split('.')[:2]) < (26, 5):
+      self.skipTest('before Slurm 26.05 an MPI abort sends SIGKILL alone')
+    job = self._peer_fails('peer-pmi-abort', 'pmi-abort',
+                           ['--mpi=pmi2', '--kill-on-bad-exit=0'])
+    text = self._assert_not_requeued_after_a_failed_task(job, 'MPI abort')
+    self.assertIn('DUE TO TASK FAILURE', text)
 
   def test_early_warning_saves_requeues_once_and_resumes(self):
     # The first test (by name): the time limit case starts now and runs

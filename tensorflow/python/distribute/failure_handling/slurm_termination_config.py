@@ -121,10 +121,10 @@ def decide(warned, terminated_at, job, restart_count, end_time):
       return Decision(True, 'the time limit (Reason=TimeLimit)')
     if job.get('JobState') == 'RUNNING':
       return Decision(False, 'SIGTERM while the job runs on '
-                      '(JobState=RUNNING): the end of this step, not of the '
-                      'job; a task of the step failed (srun '
+                      '(JobState=RUNNING Reason=%s): the end of this step, '
+                      'not of the job; a task of the step failed (srun '
                       '--kill-on-bad-exit, an MPI abort) or the step was '
-                      'cancelled')
+                      'cancelled' % job.get('Reason'))
     return Decision(False, 'SIGTERM not at the time limit (JobState=%s '
                     'Reason=%s): scancel, or a node going down' %
                     (job.get('JobState'), job.get('Reason')))

@@ -81,7 +81,7 @@ class DecideTest(absltest.TestCase):
     # srun --kill-on-bad-exit=1 (or a 26.05 MPI abort) stops the step.
     decision = stc.decide(False, 100.0, _job(_RUNNING), 0, None)
     self.assertFalse(decision.requeue)
-    self.assertIn('JobState=RUNNING', decision.why)
+    self.assertIn('(JobState=RUNNING Reason=None)', decision.why)
     self.assertIn('a task of the step failed', decision.why)
 
   def testJobThatSlurmRequeuedIsNotRequeuedAgain(self):
