@@ -52,9 +52,11 @@ def _pmi1_abort():
 
 def main(ready_file, how):
   if os.environ['SLURM_PROCID'] == '0':
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
-    config = tf.distribute.experimental.SlurmTerminationConfig()
-    with open(ready_file, 'w') as f:
+    # Task 0 only: task 1 fails without importing TensorFlow.
+    # pylint: disable-next=import-outside-toplevel
+    from tensorflow.python.distribute.failure_handling import slurm_termination_config
+    config = slurm_termination_config.SlurmTerminationConfig()
+    with open(ready_file, 'w', encoding='utf-8') as f:
       f.write('ready\n')
     if not _wait_for(config.termination_watcher_fn, 60):
       print('task 0: no signal within 60 s', flush=True)

@@ -159,6 +159,13 @@ class SlurmTerminationConfigTest(absltest.TestCase):
       config.exit_fn()
     return raised.exception.code
 
+  def _sigterm_at(self, now, end_time):
+    """Task 0's config after SIGTERM at `now`; the job ends at `end_time`."""
+    config = self._config(dict(_TASK0, SLURM_JOB_END_TIME=str(end_time)))
+    with mock.patch.object(stc.time, 'time', return_value=now):
+      self.signals.send(signal.SIGTERM)
+    return config
+
   def _commands(self):
     return [c.args[0] for c in self.run_mock.call_args_list]
 
@@ -347,9 +354,7 @@ class SlurmTerminationConfigTest(absltest.TestCase):
   def testFailedPeerTaskIsNotRequeued(self):
     # The job runs on, its end time an hour away: no requeue, exit 42.
     self.run_mock.side_effect = [_done(_RUNNING)]
-    config = self._config(dict(_TASK0, SLURM_JOB_END_TIME='4600'))
-    with mock.patch.object(stc.time, 'time', return_value=1000.0):
-      self.signals.send(signal.SIGTERM)
+    config = self._sigterm_at(1000.0, 4600)
     with self.assertLogs('tensorflow', 'WARNING') as logs:
       self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
     self.assertEqual(self._commands(), [('scontrol', '-o', 'show', 'job', '7')])
@@ -358,9 +363,7 @@ class SlurmTerminationConfigTest(absltest.TestCase):
 
   def testWithoutScontrolFailedPeerTaskIsNotRequeued(self):
     self.run_mock.side_effect = FileNotFoundError('scontrol')
-    config = self._config(dict(_TASK0, SLURM_JOB_END_TIME='4600'))
-    with mock.patch.object(stc.time, 'time', return_value=1000.0):
-      self.signals.send(signal.SIGTERM)
+    config = self._sigterm_at(1000.0, 4600)
     self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
 
   def testOtherTasksRunNoScontrol(self):
@@ -392,9 +395,7 @@ class SlurmTerminationConfigTest(absltest.TestCase):
 
   def testWithoutScontrolSigtermAfterTheEndTimeAsksForTheRequeue(self):
     self.run_mock.side_effect = FileNotFoundError('scontrol')
-    config = self._config(dict(_TASK0, SLURM_JOB_END_TIME='1000'))
-    with mock.patch.object(stc.time, 'time', return_value=1001.0):
-      self.signals.send(signal.SIGTERM)
+    config = self._sigterm_at(1001.0, 1000)
     self.assertEqual(self._exit_status(config), stc.EXIT_REQUEUE)
 
   def testOutsideSlurmThereIsNothingToRequeue(self):
