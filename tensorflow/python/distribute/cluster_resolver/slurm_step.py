@@ -1117,8 +1117,8 @@ def read_step(environ,
   elif launcher is not None:
     return _launch_step(
         environ,
-        slurm_launcher.read_launch(environ, hostname or socket.gethostname()),
-        tasks_per_node)
+        slurm_launcher.read_launch(environ, hostname or socket.gethostname(),
+                                   expand), tasks_per_node)
   variables = (_STEP_VARIABLES if _is_srun_step(environ) else
                _JOB_VARIABLES)
   _require(environ, 'SLURM_PROCID',
