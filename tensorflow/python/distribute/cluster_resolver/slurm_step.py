@@ -512,8 +512,9 @@ def _het_components(environ, nodes, expand):
 def _het_task_index(environ, nodes, counts):
   """Returns this task's index in a heterogeneous step: its node-major slot.
 
-  A task sees only its own component's SLURM_DISTRIBUTION, so no task can
-  place the ranks of the other components. Tasks are numbered node by node
+  Every task sees one SLURM_DISTRIBUTION, the last component's (Slurm 22.05
+  to 26.05), so no task knows how the other components laid out their
+  ranks. Tasks are numbered node by node
   instead, in component order (the same as Slurm's ranks when every
   component is laid out block-wise, Slurm's default), which every task
   computes alike; a task finds itself by its node and SLURM_LOCALID.
