@@ -240,19 +240,16 @@ class StrictVariableTest(parameterized.TestCase):
     self.assertReadFails(ValueError, r"SLURM_STEP_TASKS_PER_NODE='60000\(x20\)"
                          r"': 1200000 tasks in all; expected at most", env)
 
-  def testHetSizeAboveTheMaximumIsValueError(self):
-    env = slurm_test_util.het_gpu_env(1, SLURM_HET_SIZE='2000000',
-                                      SLURM_PACK_SIZE='2000000')
-    self.assertReadFails(
-        ValueError, r"SLURM_HET_SIZE='2000000': expected an integer in "
-        r'1..1048576', env)
-
-  def testHetSizeAboveTheListedComponentsNamesTheMissingList(self):
-    env = slurm_test_util.het_gpu_env(1, SLURM_HET_SIZE='4',
-                                      SLURM_PACK_SIZE='4')
-    self.assertReadFails(
-        RuntimeError, r'SLURM_JOB_NODELIST_HET_GROUP_2 is not set .* '
-        r'\(SLURM_HET_SIZE=4\)', env)
+  @parameterized.named_parameters(
+      ('_above_the_maximum', '2000000', ValueError,
+       r"SLURM_HET_SIZE='2000000': expected an integer in 1..1048576"),
+      # The step's nodes do not bound it: a step may run one component.
+      ('_above_the_listed_components', '4', RuntimeError,
+       r'SLURM_JOB_NODELIST_HET_GROUP_2 is not set .* \(SLURM_HET_SIZE=4\)'))
+  def testBadHetSizeIsRefusedNamingIt(self, size, error, regex):
+    env = slurm_test_util.het_gpu_env(1, SLURM_HET_SIZE=size,
+                                      SLURM_PACK_SIZE=size)
+    self.assertReadFails(error, regex, env)
 
   @parameterized.named_parameters(('_space_inside', '0,1 2'),
                                   ('_control_character', '0,\x01'),
