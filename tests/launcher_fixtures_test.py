@@ -29,6 +29,7 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
@@ -148,6 +149,21 @@ class LauncherFixturesTest(parameterized.TestCase):
         self.assertEqual({'worker': workers},
                          resolver.cluster_spec().as_dict())
         self.assertEqual(('worker', rank), resolver.get_task_info())
+
+  @parameterized.named_parameters((name, name) for name in sorted(_PLACED))
+  def testTheCallersExpanderReadsTheJobsNodeList(self, name):
+    # hostlist_expansion holds under the launchers too: every rank expands
+    # the job's node list with the caller's expander, once.
+    for rank, (env, host) in enumerate(_ranks(name)):
+      with self.subTest(rank=rank):
+        expanded = []
+
+        def spy(nodelist, expanded=expanded):
+          expanded.append(nodelist)
+          return slurm_hostlist.expand_hostlist(nodelist)
+
+        slurm_step.read_step(env, expand=spy, hostname=host)
+        self.assertEqual([env['SLURM_JOB_NODELIST']], expanded)
 
   @parameterized.named_parameters(
       ('_mpirun', 'sbatch-N3-ntpn2-gpus-per-node2-mpirun'),

@@ -101,8 +101,10 @@ def _het_job_runs(step, het_jobs):
   for name in het_jobs:
     _check_job_name('het_jobs', name)
   if not step.heterogeneous:
-    raise RuntimeError('het_jobs=%r needs a heterogeneous step (srun A : B); '
-                       'SLURM_HET_SIZE is not set' % (list(het_jobs),))
+    raise RuntimeError(
+        'het_jobs=%r needs a heterogeneous step (srun A : B, srun '
+        '--het-group=0,1); this step runs one component, or SLURM_HET_SIZE '
+        'is not set' % (list(het_jobs),))
   if max(step.node_components) >= len(het_jobs):
     raise ValueError('het_jobs=%r names %d components, but the step has tasks '
                      'of component %d' % (list(het_jobs), len(het_jobs),
@@ -559,8 +561,9 @@ class SlurmClusterResolver(ClusterResolver):
         'check' to do both and raise if they differ.
       het_jobs: In a heterogeneous step (`srun A : B`), the job of each
         component, e.g. ['ps', 'worker']: component 0's tasks are then ps:0..
-        and component 1's worker:0... Task counts come from Slurm; `jobs`,
-        if given too, must agree.
+        and component 1's worker:0... The components are those the step
+        runs, in order (`srun --het-group=1,2`: 1 and 2). Task counts come
+        from Slurm; `jobs`, if given too, must agree.
       node_host: The host to put in the addresses of a node's tasks, where it
         is not the node's name: a format of '{node}' (e.g. '{node}-ib' or
         '{node}.ib.example.org'), or a callable node name -> host. Every

@@ -29,6 +29,7 @@ from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
 
 step_env = slurm_test_util.step_env
+step_envs = slurm_test_util.step_envs
 het_gpu_env = slurm_test_util.het_gpu_env
 het_later_node_env = slurm_test_util.het_later_node_env
 
@@ -67,6 +68,114 @@ class HeterogeneousLayoutTest(slurm_resolver_test_util.ResolverTestCase):
                     'n11:8888']},
         tasks=[('worker', 0), ('worker', 1), ('worker', 4), ('worker', 2),
                ('worker', 3)])
+
+
+# The allocation's variables in every step of `salloc -n1 : -N2 -n4` (or an
+# sbatch script of two components, `#SBATCH hetjob`), as Slurm 22.05 and
+# 26.05 set them: component 0 on n9, component 1 on n10 and n11. Slurm 20.11
+# names the lists ..._PACK_GROUP_<n> only.
+_ALLOCATION_SCHEMES = slurm_test_util.HET_SCHEMES + (
+    ('_pack_names_only', 'pack_only'),)
+
+
+def _allocation(scheme, *component_nodelists):
+  """The variables a heterogeneous allocation gives all of its steps."""
+  if scheme != 'pack_only':
+    return slurm_test_util.het_variables(scheme, *component_nodelists)
+  env = {'SLURM_PACK_SIZE': str(len(component_nodelists))}
+  for component, nodelist in enumerate(component_nodelists):
+    env['SLURM_JOB_NODELIST_PACK_GROUP_%d' % component] = nodelist
+  return env
+
+
+class StepsOfAHeterogeneousAllocationTest(
+    slurm_resolver_test_util.ResolverTestCase):
+  """Inside `salloc A : B`, a step of one component is an ordinary step."""
+
+  @parameterized.named_parameters(*_ALLOCATION_SCHEMES)
+  def testPlainSrunRunsComponentZeroAlone(self, scheme):
+    # srun: one task on n9, though SLURM_HET_SIZE=2 is still set.
+    self.assertEveryTask(
+        step_envs('n9', '1', 'n9', SLURM_DISTRIBUTION='cyclic',
+                  **_allocation(scheme, 'n9', 'n[10-11]')),
+        {'worker': ['n9:8888']})
+
+  @parameterized.named_parameters(*_ALLOCATION_SCHEMES)
+  def testOneTaskOfComponentOneRunsAlone(self, scheme):
+    # srun --het-group=1 -n1: one task on n10, the first node of component 1.
+    self.assertEveryTask(
+        step_envs('n10', '1', 'n10', SLURM_DISTRIBUTION='cyclic',
+                  **_allocation(scheme, 'n9', 'n[10-11]')),
+        {'worker': ['n10:8888']})
+
+  def testComponentOneOnOneNodeRunsAlone(self):
+    # srun --het-group=1 -N1 -n2: both tasks on n10.
+    self.assertEveryTask(
+        step_envs('n10', '2', 'n10 n10', SLURM_DISTRIBUTION='block',
+                  **_allocation('het_group', 'n9', 'n[10-11]')),
+        {'worker': ['n10:8888', 'n10:8889']})
+
+  def testComponentOneOverItsNodesIsBlockWise(self):
+    # srun --het-group=1: 3,1 tasks on n10, n11 in rank order.
+    self.assertEveryTask(
+        step_envs('n[10-11]', '3,1', 'n10 n10 n10 n11',
+                  SLURM_DISTRIBUTION='block',
+                  **_allocation('het_group', 'n9', 'n[10-11]')),
+        {'worker': ['n10:8888', 'n10:8889', 'n10:8890', 'n11:8888']})
+
+  @parameterized.named_parameters(*_ALLOCATION_SCHEMES)
+  def testCyclicComponentOneTaskIdsFollowTheRanks(self, scheme):
+    # srun --het-group=1 -n3 -m cyclic: ranks 0, 2 on n10 and 1 on n11
+    # (SLURM_GTIDS 0,2 and 1); the step's own distribution is cyclic, and
+    # every TF task id is the task's SLURM_PROCID.
+    self.assertEveryTask(
+        step_envs('n[10-11]', '2,1', 'n10 n11 n10',
+                  SLURM_DISTRIBUTION='cyclic',
+                  **_allocation(scheme, 'n9', 'n[10-11]')),
+        {'worker': ['n10:8888', 'n11:8888', 'n10:8889']})
+
+  def testBothComponentsAreAHeterogeneousStep(self):
+    # srun --het-group=0,1: n9's rank 0, then component 1's ranks 1-4.
+    self.assertEveryTask(
+        step_envs('n[9-11]', '1,3,1', 'n9 n10 n10 n10 n11',
+                  SLURM_DISTRIBUTION='block',
+                  **_allocation('het_group', 'n9', 'n[10-11]')),
+        {'ps': ['n9:8888'],
+         'worker': ['n10:8888', 'n10:8889', 'n10:8890', 'n11:8888']},
+        tasks=[('ps', 0), ('worker', 0), ('worker', 1), ('worker', 2),
+               ('worker', 3)],
+        het_jobs=['ps', 'worker'])
+
+  def testBothComponentsCyclicAreNumberedNodeByNode(self):
+    # srun --het-group=0,1 -m cyclic: component 1 deals ranks 1-4 over n10,
+    # n11 (3 and 1 tasks) cyclically. Every task sees the last component's
+    # SLURM_DISTRIBUTION (srun -n3 -m cyclic : -n3 gives component 0's
+    # block tasks 'cyclic' too), so no task knows the other components'
+    # layouts: tasks are numbered node by node, as in any heterogeneous step.
+    self.assertEveryTask(
+        step_envs('n[9-11]', '1,3,1', 'n9 n10 n11 n10 n10',
+                  SLURM_DISTRIBUTION='cyclic',
+                  **_allocation('het_group', 'n9', 'n[10-11]')),
+        {'worker': ['n9:8888', 'n10:8888', 'n10:8889', 'n10:8890',
+                    'n11:8888']},
+        tasks=[('worker', 0), ('worker', 1), ('worker', 4), ('worker', 2),
+               ('worker', 3)])
+
+  def testComponentsOfTheStepAreNumberedInOrder(self):
+    # salloc -n1 : -n1 : -n1, srun --het-group=0,2: components 0 and 2 of
+    # the allocation are the step's first and second.
+    self.assertEveryTask(
+        step_envs('n[9,11]', '1,1', 'n9 n11', SLURM_DISTRIBUTION='cyclic',
+                  **_allocation('het_group', 'n9', 'n10', 'n11')),
+        {'ps': ['n9:8888'], 'worker': ['n11:8888']},
+        tasks=[('ps', 0), ('worker', 0)], het_jobs=['ps', 'worker'])
+
+  def testHetJobsInAStepOfOneComponentIsRuntimeError(self):
+    self.use_env(step_env('n10', '1', 'n10', 0,
+                          **_allocation('het_group', 'n9', 'n[10-11]')))
+    self.assertResolverFails(
+        RuntimeError, r"het_jobs=\['ps', 'worker'\] needs a heterogeneous "
+        r'step .*this step runs one component', het_jobs=['ps', 'worker'])
 
 
 class HeterogeneousJobsTest(slurm_resolver_test_util.ResolverTestCase):

@@ -165,14 +165,14 @@ def _parse_int(launcher, environ, name, minimum,
     raise ValueError('%s: %s' % (launcher, e)) from None
 
 
-def _job_slots(environ):
+def _job_slots(environ, expand):
   """The job's nodes and the slots of each, as every rank sees them."""
   for name in ('SLURM_JOB_NODELIST', 'SLURM_JOB_CPUS_PER_NODE'):
     if name not in environ:
       raise RuntimeError('%s is not set: not inside a Slurm job?' % name)
   nodelist = environ['SLURM_JOB_NODELIST']
   cpus = environ['SLURM_JOB_CPUS_PER_NODE']
-  nodes = slurm_hostlist.expand_hostlist(nodelist)
+  nodes = expand(nodelist)
   slots = slurm_hostlist.expand_tasks_per_node(cpus)
   if len(nodes) != len(slots) or len(set(nodes)) != len(nodes):
     raise ValueError(
@@ -289,7 +289,7 @@ def _own_facts(launcher, environ):
   return rank, size, local_rank, local_size, universe
 
 
-def read_launch(environ, hostname):
+def read_launch(environ, hostname, expand=slurm_hostlist.expand_hostlist):
   """Places every rank of an `mpirun` or `mpiexec.hydra` launch.
 
   The job's nodes are `SLURM_JOB_NODELIST` in its order; each has as many
@@ -306,6 +306,7 @@ def read_launch(environ, hostname):
     environ: The environment mapping of this rank.
     hostname: This rank's host name (`socket.gethostname()`); under
       `mpiexec.hydra` the only fact that tells a rank its node.
+    expand: The hostlist expander, for `SLURM_JOB_NODELIST`.
 
   Returns:
     A `Launch`, or None if neither `mpirun` nor `mpiexec.hydra` started this
@@ -325,7 +326,7 @@ def read_launch(environ, hostname):
   try:
     mapping = 'slot' if launcher == HYDRA else _open_mpi_mapping(
         launcher, environ)
-    nodes, slots = _job_slots(environ)
+    nodes, slots = _job_slots(environ, expand)
     if universe is not None and universe != sum(slots):
       raise RuntimeError(
           'OMPI_UNIVERSE_SIZE=%d (mpirun\'s slots) but the job has %d CPUs '

@@ -152,6 +152,20 @@ class ReadLaunchTest(absltest.TestCase):
                      slurm_test_util.launch_places(launch))
     self.assertEqual('node', launch.mapping)
 
+  def testTheJobsNodeListIsExpandedByTheCallersExpander(self):
+    # The job's nodes are those the caller's expander names, in its order.
+    expanded = []
+
+    def expand(nodelist):
+      expanded.append(nodelist)
+      return ['n11', 'n10', 'n9']
+
+    launch = slurm_launcher.read_launch(_ompi_env(3, 0, 1, 'n10'), 'n10',
+                                        expand)
+    self.assertEqual([_JOB['SLURM_JOB_NODELIST']], expanded)
+    self.assertEqual([('n11', 0), ('n11', 1), ('n11', 2), ('n10', 0),
+                      ('n9', 0)], slurm_test_util.launch_places(launch))
+
   def testNodesWithoutRanksAreLeftOut(self):
     launch = slurm_launcher.read_launch(
         _ompi_env(1, 1, 2, 'n9', size=2, universe=5), 'n9')

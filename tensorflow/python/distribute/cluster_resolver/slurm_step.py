@@ -442,13 +442,23 @@ def _require(environ, name, hint=''):
 
 
 def _het_components(environ, nodes, expand):
-  """Returns the heterogeneous job component of each node, or None.
+  """Returns the component of each node of a heterogeneous step, or None.
 
-  In a heterogeneous step (`srun A : B`), `SLURM_STEP_NODELIST` is the merged,
-  name-sorted list, while ranks run over the components in order, block-wise
-  within each, and `SLURM_NODEID` follows component order too. Each
-  component's nodes are in `SLURM_JOB_NODELIST_HET_GROUP_<n>` (Slurm 22.05:
-  `..._PACK_GROUP_<n>`); components never share a node (Slurm refuses it).
+  In a heterogeneous step (`srun A : B`, `srun --het-group=0,1`),
+  `SLURM_STEP_NODELIST` is the merged, name-sorted list, while ranks run over
+  the components in order, and `SLURM_NODEID` follows component order too.
+  Every step of a heterogeneous allocation (`salloc A : B`, `#SBATCH
+  hetjob`) carries the allocation's `SLURM_HET_SIZE` and each component's
+  nodes in `SLURM_JOB_NODELIST_HET_GROUP_<n>` (also `..._PACK_GROUP_<n>`),
+  also a step that runs one component only (a plain `srun` runs component
+  0, `srun --het-group=1` component 1). Components never share a node
+  (Slurm refuses it), so the components a step runs are those of its nodes;
+  they are numbered 0, 1, ... in the allocation's order, as Slurm numbers
+  the step's ranks. A step of one component is an ordinary step.
+
+  Returns:
+    The step's component of each of `nodes`, or None when the step runs
+    one component or the job is not heterogeneous.
 
   Raises:
     RuntimeError: If a component's node list is missing, or the lists leave
@@ -458,8 +468,10 @@ def _het_components(environ, nodes, expand):
                    if name in environ), None)
   if size_var is None:
     return None
-  # Components share no node: there are at most as many as nodes.
-  size = slurm_hostlist.parse_int(size_var, environ[size_var], 1, len(nodes))
+  # Components share no node: there are at most as many as a hostlist may
+  # name nodes.
+  size = slurm_hostlist.parse_int(size_var, environ[size_var], 1,
+                                  slurm_hostlist.MAX_HOSTS)
   read = []
   component_of = {}
   repeated = []
@@ -469,7 +481,7 @@ def _het_components(environ, nodes, expand):
     name = next((name for name in names if name in environ), None)
     if name is None:
       raise RuntimeError('%s is not set (nor %s, its Slurm 22.05 name) in a '
-                         'heterogeneous step (%s=%d): the nodes of component '
+                         'heterogeneous job (%s=%d): the nodes of component '
                          '%d are unknown' %
                          (names[0], names[1], size_var, size, component))
     read.append('%s=%r' % (name, environ[name]))
@@ -479,25 +491,30 @@ def _het_components(environ, nodes, expand):
       component_of[node] = component
   if repeated:
     raise RuntimeError(
-        'The node lists of the heterogeneous step\'s components name %s '
+        'The node lists of the heterogeneous job\'s components name %s '
         'more than once (%s=%d: %s); each component has nodes of its own' %
         (slurm_hostlist.abbreviate(repeated), size_var, size,
          ', '.join(read)))
   missing = [node for node in nodes if node not in component_of]
   if missing:
     raise RuntimeError(
-        'Nodes %s of the heterogeneous step (SLURM_STEP_NODELIST=%r) are in '
-        'none of its components\' node lists (%s=%d: %s)' %
+        'Nodes %s of the step (SLURM_STEP_NODELIST=%r) are in none of the '
+        'heterogeneous job\'s components\' node lists (%s=%d: %s)' %
         (slurm_hostlist.abbreviate(missing),
          environ.get('SLURM_STEP_NODELIST'), size_var, size, ', '.join(read)))
-  return [component_of[node] for node in nodes]
+  step_components = sorted({component_of[node] for node in nodes})
+  if len(step_components) < 2:
+    return None
+  number = {component: i for i, component in enumerate(step_components)}
+  return [number[component_of[node]] for node in nodes]
 
 
 def _het_task_index(environ, nodes, counts):
   """Returns this task's index in a heterogeneous step: its node-major slot.
 
-  A task sees only its own component's SLURM_DISTRIBUTION, so no task can
-  place the ranks of the other components. Tasks are numbered node by node
+  Every task sees one SLURM_DISTRIBUTION, the last component's (Slurm 22.05
+  to 26.05), so no task knows how the other components laid out their
+  ranks. Tasks are numbered node by node
   instead, in component order (the same as Slurm's ranks when every
   component is laid out block-wise, Slurm's default), which every task
   computes alike; a task finds itself by its node and SLURM_LOCALID.
@@ -1101,8 +1118,8 @@ def read_step(environ,
   elif launcher is not None:
     return _launch_step(
         environ,
-        slurm_launcher.read_launch(environ, hostname or socket.gethostname()),
-        tasks_per_node)
+        slurm_launcher.read_launch(environ, hostname or socket.gethostname(),
+                                   expand), tasks_per_node)
   variables = (_STEP_VARIABLES if _is_srun_step(environ) else
                _JOB_VARIABLES)
   _require(environ, 'SLURM_PROCID',

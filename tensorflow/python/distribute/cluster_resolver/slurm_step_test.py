@@ -240,12 +240,16 @@ class StrictVariableTest(parameterized.TestCase):
     self.assertReadFails(ValueError, r"SLURM_STEP_TASKS_PER_NODE='60000\(x20\)"
                          r"': 1200000 tasks in all; expected at most", env)
 
-  def testHetSizeAboveTheNodeCountIsValueError(self):
-    env = slurm_test_util.het_gpu_env(1, SLURM_HET_SIZE='4',
-                                      SLURM_PACK_SIZE='4')
-    self.assertReadFails(ValueError,
-                         r"SLURM_HET_SIZE='4': expected an integer in 1..3",
-                         env)
+  @parameterized.named_parameters(
+      ('_above_the_maximum', '2000000', ValueError,
+       r"SLURM_HET_SIZE='2000000': expected an integer in 1..1048576"),
+      # The step's nodes do not bound it: a step may run one component.
+      ('_above_the_listed_components', '4', RuntimeError,
+       r'SLURM_JOB_NODELIST_HET_GROUP_2 is not set .* \(SLURM_HET_SIZE=4\)'))
+  def testBadHetSizeIsRefusedNamingIt(self, size, error, regex):
+    env = slurm_test_util.het_gpu_env(1, SLURM_HET_SIZE=size,
+                                      SLURM_PACK_SIZE=size)
+    self.assertReadFails(error, regex, env)
 
   @parameterized.named_parameters(('_space_inside', '0,1 2'),
                                   ('_control_character', '0,\x01'),
@@ -275,16 +279,16 @@ class StrictVariableTest(parameterized.TestCase):
     env = slurm_test_util.het_gpu_env(1, SLURM_HET_SIZE='1',
                                       SLURM_PACK_SIZE='1')
     self.assertReadFails(
-        RuntimeError, r"Nodes \['n2', 'n3'\] of the heterogeneous step "
-        r"\(SLURM_STEP_NODELIST='n\[1-3\]'\) are in none of its components' "
-        r"node lists \(SLURM_HET_SIZE=1: SLURM_JOB_NODELIST_PACK_GROUP_0='n1'"
-        r'\)', env)
+        RuntimeError, r"Nodes \['n2', 'n3'\] of the step "
+        r"\(SLURM_STEP_NODELIST='n\[1-3\]'\) are in none of the heterogeneous "
+        r"job's components' node lists \(SLURM_HET_SIZE=1: "
+        r"SLURM_JOB_NODELIST_PACK_GROUP_0='n1'\)", env)
 
   def testHetNodeInTwoComponentsIsRuntimeErrorNamingIt(self):
     env = slurm_test_util.het_gpu_env(
         1, SLURM_JOB_NODELIST_PACK_GROUP_0='n[1-2]')
     self.assertReadFails(
-        RuntimeError, r"The node lists of the heterogeneous step's "
+        RuntimeError, r"The node lists of the heterogeneous job's "
         r"components name \['n2'\] more than once \(SLURM_HET_SIZE=2: "
         r"SLURM_JOB_NODELIST_PACK_GROUP_0='n\[1-2\]', "
         r"SLURM_JOB_NODELIST_PACK_GROUP_1='n\[2-3\]'\)", env)
