@@ -301,7 +301,7 @@ def _assign_jobs(job_runs, addresses, task_index):
 
 def _log_gpu_plan(step, plan, defaults):
   """Says what the GPU plan leaves unused, shared or withheld, once per task."""
-  if plan.withheld and plan.source == 'SLURM_JOB_GPUS':
+  if plan.withheld and step.gpus.withheld:
     logging.warning(
         'SLURM_JOB_GPUS=%r lists the job\'s GPUs on this node, but Slurm gave '
         'this step none (no CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS): this task '

@@ -487,7 +487,7 @@ class GpusSlurmMakesTasksShareTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertResolverFails(ValueError, r'SLURMD_TRES_BIND=')
 
 
-class GpusOfAStepSlurmDoesNotBindTest(slurm_resolver_test_util.ResolverTestCase):
+class UnboundStepGpusTest(slurm_resolver_test_util.ResolverTestCase):
   """--gpu-bind=none: Slurm 22.05 names no GPU, but the step holds some."""
 
   def setUp(self):
