@@ -118,7 +118,7 @@ class FixtureLayoutTest(parameterized.TestCase):
     self.enter_context(
         mock.patch.object(subprocess, 'run', side_effect=_no_nvidia_smi))
     self.enter_context(mock.patch.object(
-        slurm_cluster_resolver, '_slurm_manages_gpus', return_value=False))
+        slurm_cluster_resolver, '_gres_types', return_value=()))
 
   def _resolve_every_task(self, envs, **kwargs):
     """Resolves in each task's environment; returns (env, resolver, CVD)."""

@@ -181,6 +181,8 @@ _HOSTILE_VALUES = (
     '12000,12000,12000,12000', '99999', 'plane', 'plane=0', 'plane=-1',
     'plane=99999999999999999999', 'cyclic:cyclic', 'arbitrary', 'block,Pack',
     'gpu:per_task:1', 'gpu:closest', 'gpu:', 'a100:4', 'a100:', '\u0000x',
+    'gpu:none', 'gres/gpu:single:2', 'gpu:map_gpu:1,0x1*3', 'gpu:mask_gpu:f',
+    'gpu:single:0', 'gpu:map_gpu:0x', 'gpu:mask_gpu:0,*2',
     '0,0', '0,,1', 'GPU-5c0b9c4e,MIG-1/0', '0 1', '\n', 'n1\nn2',
 )
 
@@ -323,7 +325,7 @@ class SlurmFuzzTest(absltest.TestCase):
         slurm_cluster_resolver.subprocess, 'run',
         side_effect=FileNotFoundError(2, 'No such file or directory')))
     self.enter_context(mock.patch.object(
-        slurm_cluster_resolver, '_slurm_manages_gpus', return_value=False))
+        slurm_cluster_resolver, '_gres_types', return_value=()))
     self.enter_context(mock.patch.dict(os.environ))
     self.addCleanup(signal.signal, signal.SIGALRM,
                     signal.signal(signal.SIGALRM, _on_timer))
@@ -407,14 +409,23 @@ class SlurmFuzzTest(absltest.TestCase):
     if 'SLURMD_NODENAME' in env:
       self.assertEqual(env['SLURMD_NODENAME'], own.rsplit(':', 1)[0])
     visible = after.get('CUDA_VISIBLE_DEVICES')
+    if kwargs.get('auto_set_gpu', True):
+      # TensorFlow uses as many GPUs as the resolver says the task has.
+      used = [] if visible in (None, '', 'NoDevFiles') else visible.split(',')
+      self.assertEqual({'GPU': len(used)}, resolver.num_accelerators())
     if visible != env.get('CUDA_VISIBLE_DEVICES'):
       gpus = visible.split(',') if visible else []
       given = set()
       for name in _GPU_VARIABLES:
         given.update(env.get(name, '').split(','))
       if not any(name in env for name in _GPU_LISTS):
-        # GPU_DEVICE_ORDINAL counts only beside CUDA_VISIBLE_DEVICES.
-        given = {str(i) for i in range(kwargs['gpus_per_node'])}
+        # GPU_DEVICE_ORDINAL counts only beside CUDA_VISIBLE_DEVICES; without
+        # a list, gpus_per_node's GPUs, or under --gpu-bind=none (22.05)
+        # the step's count on the node.
+        count = kwargs.get('gpus_per_node')
+        if count is None:
+          count = int(env['SLURM_GPUS_ON_NODE'])
+        given = {str(i) for i in range(count)}
       self.assertContainsSubset(gpus, given)
       self.assertEqual({'GPU': len(gpus)}, resolver.num_accelerators())
     return spec

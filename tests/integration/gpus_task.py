@@ -18,7 +18,8 @@
 
 Writes OUT_DIR/<SLURM_PROCID>.json: Slurm's GPU variables as the task got
 them, `CUDA_VISIBLE_DEVICES` after `SlurmClusterResolver()` and its
-`num_accelerators()`. The resolver's log lines go to stderr.
+`num_accelerators()`, and `TF_FORCE_GPU_ALLOW_GROWTH` after it. The
+resolver's log lines go to stderr.
 """
 
 import json
@@ -41,7 +42,8 @@ def main(out_dir):
       node=os.environ['SLURMD_NODENAME'],
       slurm_gpus=before,
       cvd_after=os.environ.get('CUDA_VISIBLE_DEVICES'),
-      num_gpus=resolver.num_accelerators().get('GPU', 0))
+      num_gpus=resolver.num_accelerators().get('GPU', 0),
+      allow_growth=os.environ.get('TF_FORCE_GPU_ALLOW_GROWTH'))
   with open(os.path.join(out_dir, '%d.json' % report['procid']), 'w') as f:
     json.dump(report, f)
 

@@ -44,9 +44,6 @@ _HOST_RE = re.compile(r'[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]')
 _DERIVED_PORTS_START = 20000
 _DERIVED_PORTS_END = 32768
 _DERIVED_PORTS_BLOCK = 64
-# The slurm.conf of Slurm clients where SLURM_CONF is unset (Debian, most
-# builds: --sysconfdir=/etc/slurm).
-_DEFAULT_SLURM_CONF = '/etc/slurm/slurm.conf'
 # The methods through which the resolver reads the step, as in TensorFlow 2.x.
 _STEP_METHODS = ('_resolve_own_rank', '_resolve_num_tasks', '_resolve_hostlist',
                  '_resolve_task_configuration')
@@ -315,13 +312,18 @@ def _log_gpu_plan(step, plan, defaults):
     return
   if plan.withheld:
     logging.info(
-        'slurm.conf (SLURM_CONF or %s) lists GresTypes=gpu, and no '
-        'CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS or SLURM_JOB_GPUS is set: Slurm '
-        'gave this step no GPUs on this node, so this task uses none '
-        '(CUDA_VISIBLE_DEVICES=\'\') and nvidia-smi is not counted.',
-        _DEFAULT_SLURM_CONF)
+        '%s lists GresTypes=gpu, and no CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS '
+        'or SLURM_JOB_GPUS is set: Slurm gave this step no GPUs on this node, '
+        'so this task uses none (CUDA_VISIBLE_DEVICES=\'\') and nvidia-smi is '
+        'not counted.', plan.source)
     return
   if step.gpus.bound_per_task:
+    if plan.sharers > 1:
+      logging.info(
+          'Slurm binds this task\'s GPU to %d tasks of this node (%s): '
+          'TF_FORCE_GPU_ALLOW_GROWTH=true unless set, so that they do not '
+          'each reserve all of its memory.', plan.sharers,
+          'SLURMD_TRES_BIND gpu:' + step.gpus.bind)
     return
   gpus = len(plan.node_gpus or ())
   node = step.place[0]
@@ -361,8 +363,8 @@ def _log_gpu_plan(step, plan, defaults):
 
 
 def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-            count_node_gpus, het_jobs=None, node_host=None):
-  """Maps a Slurm step to TensorFlow. Pure apart from `count_node_gpus`.
+            unnamed_gpus, het_jobs=None, node_host=None):
+  """Maps a Slurm step to TensorFlow. Pure apart from `unnamed_gpus`.
 
   Args:
     step: The `slurm_step.SlurmStep`.
@@ -370,9 +372,8 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
     port_base: As `SlurmClusterResolver`'s argument.
     gpus_per_node: The user's value or None.
     gpus_per_task: The user's value or None.
-    count_node_gpus: Returns this node's GPU count when nothing in the
-      environment says (nvidia-smi), or None where Slurm manages GPUs
-      (`slurm_step.plan_gpus`); called only then.
+    unnamed_gpus: Returns a `slurm_step.SlurmGpus` of this node's GPUs where
+      no variable names any (`slurm_step.plan_gpus`); called only then.
     het_jobs: The job of each heterogeneous component, or None.
     node_host: As `SlurmClusterResolver`'s argument.
 
@@ -401,41 +402,43 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
   cluster, task_type, task_id = _assign_jobs(job_runs, addresses,
                                              step.task_index)
   gpus = slurm_step.plan_gpus(step, gpus_per_node, gpus_per_task,
-                              count_node_gpus)
+                              unnamed_gpus)
   _log_gpu_plan(step, gpus, gpus_per_node is None and gpus_per_task is None)
   return Resolution(cluster, task_type, task_id, gpus, addresses)
 
 
-def _slurm_manages_gpus(environ):
-  """Whether slurm.conf's GresTypes lists gpu; None if it cannot be read."""
-  path = environ.get('SLURM_CONF', _DEFAULT_SLURM_CONF)
-  if not os.path.isfile(path):  # Not a FIFO or a device, which could block.
+def _gres_types(path):
+  """The GRES types the slurm.conf at `path` lists; None if unreadable."""
+  if path is None or not os.path.isfile(path):  # No FIFO: it could block.
     return None
   try:
     with open(path, encoding='utf-8', errors='replace') as conf:
-      return 'gpu' in slurm_step.gres_types(conf.read())
+      return slurm_step.gres_types(conf.read())
   except OSError:
     return None
 
 
-def _count_unmanaged_gpus():
-  """Counts this node's GPUs where Slurm does not manage GPUs, else None.
+def _unnamed_gpus():
+  """This node's GPUs where no variable names any, as a `SlurmGpus`.
 
-  With no GPU variable, a step on a node whose GPUs Slurm manages has none
-  (other jobs may hold them); only where slurm.conf cannot be read or lists
-  no gpu GRES does nvidia-smi count them.
+  A step on a node whose GPUs Slurm manages (slurm.conf's GresTypes lists
+  gpu) has none of them then: other jobs may hold them. Only where no
+  slurm.conf can be read or it lists no gpu GRES does nvidia-smi count them.
   """
-  manages = _slurm_manages_gpus(os.environ)
-  if manages:
-    return None
+  path = slurm_hostlist.slurm_conf_path(os.environ)
+  types = _gres_types(path)
+  if types and 'gpu' in types:
+    return slurm_step.SlurmGpus((), path, withheld=True)
   count = _count_nvidia_gpus()
-  if count and manages is None:
+  if count and types is None:
     logging.warning(
-        'No GPU variable is set and slurm.conf (SLURM_CONF or %s) cannot be '
-        'read to tell whether Slurm manages GPUs: using the %d GPUs that '
-        'nvidia-smi lists. Pass gpus_per_node=0 if Slurm gives them to other '
-        'jobs.', _DEFAULT_SLURM_CONF, count)
-  return count
+        'No GPU variable is set and no slurm.conf (SLURM_CONF, or Slurm\'s '
+        'usual places) can be read to tell whether Slurm manages GPUs: using '
+        'the %d GPUs that nvidia-smi lists. Pass gpus_per_node=0 if Slurm '
+        'gives them to other jobs.', count)
+  return slurm_step.SlurmGpus(
+      tuple(str(gpu) for gpu in range(count)) if count else None,
+      'nvidia-smi --list-gpus')
 
 
 def _count_nvidia_gpus(timeout=slurm_hostlist.SUBPROCESS_TIMEOUT_SECS):
@@ -469,7 +472,7 @@ def get_num_gpus():
   """
   visible = slurm_step.read_gpus(os.environ).visible
   if visible is None:
-    return _count_unmanaged_gpus() or 0
+    visible = _unnamed_gpus().visible or ()
   return len(visible)
 
 
@@ -590,7 +593,7 @@ class SlurmClusterResolver(ClusterResolver):
     if jobs is None and het_jobs is None:
       jobs = {'worker': self._resolve_num_tasks()}
     resolution = resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-                         _count_unmanaged_gpus, het_jobs, node_host)
+                         _unnamed_gpus, het_jobs, node_host)
     self._resolution = resolution
     self._cluster_spec = _cluster_spec(resolution.cluster)
     self.task_type = resolution.task_type

@@ -237,7 +237,7 @@ def _explain(environ, args, out):
   step = slurm_step.read_step(environ, args.tasks_per_node, expand)
   resolution = slurm_cluster_resolver.resolve(
       step, args.jobs, args.port_base, args.gpus_per_node, args.gpus_per_task,
-      lambda: 0, args.het_jobs, args.node_host)
+      slurm_step.SlurmGpus, args.het_jobs, args.node_host)
   if args.tf_config:
     out.write(json.dumps({
         'cluster': {name: list(addresses)

@@ -397,13 +397,185 @@ class WithheldGpuTest(slurm_resolver_test_util.ResolverTestCase):
     with self.assertLogs(level='WARNING') as logs:
       SlurmClusterResolver()
     self.assertEqual('1', os.environ['CUDA_VISIBLE_DEVICES'])
-    self.assertIn('cannot be read to tell whether Slurm manages GPUs: using '
+    self.assertIn('can be read to tell whether Slurm manages GPUs: using '
                   'the 2 GPUs that nvidia-smi lists', '\n'.join(logs.output))
 
   def testGetNumGpusWhereSlurmConfListsGpuIsZero(self):
     self.use_env({'SLURM_CONF': self.use_slurm_conf('GresTypes=gpu\n')})
     self.assertEqual(0, slurm_cluster_resolver.get_num_gpus())
     self.run.assert_not_called()
+
+
+def _bound_envs(tasks, cvds, bind, on_node, nodes='n1'):
+  """Every task of a step whose GPUs Slurm bound: `cvds[rank]` each."""
+  rank_hosts = ' '.join('n%d' % (1 + rank // tasks)
+                        for rank in range(len(cvds)))
+  counts = '%d(x%d)' % (tasks, len(cvds) // tasks)
+  return [step_env(nodes, counts, rank_hosts, rank, CUDA_VISIBLE_DEVICES=cvd,
+                   GPU_DEVICE_ORDINAL=cvd, SLURM_STEP_GPUS=cvd,
+                   SLURM_GPUS_ON_NODE=str(on_node), SLURMD_TRES_BIND=bind)
+          for rank, cvd in enumerate(cvds)]
+
+
+class GpusSlurmMakesTasksShareTest(slurm_resolver_test_util.ResolverTestCase):
+  """GPUs Slurm binds to several tasks of a node: kept, with allow-growth.
+
+  Each task gets (CUDA_VISIBLE_DEVICES, GPUs, TF_FORCE_GPU_ALLOW_GROWTH).
+  Slurm 22.05 writes SLURMD_TRES_BIND=gpu:..., 24.11 on gres/gpu:...
+  """
+
+  def gpus_of_every_task(self, envs, **kwargs):
+    got = []
+    for env in envs:
+      self.use_env(env)
+      resolver = SlurmClusterResolver(**kwargs)
+      got.append((os.environ.get('CUDA_VISIBLE_DEVICES'),
+                  resolver.num_accelerators()['GPU'],
+                  os.environ.get('TF_FORCE_GPU_ALLOW_GROWTH')))
+    return got
+
+  @parameterized.named_parameters(('_22_05', 'gpu:single:2'),
+                                  ('_24_11', 'gres/gpu:single:2'))
+  def testNtasksPerGpuTwoSharesEachNodesGpu(self, bind):
+    # srun -N2 -n4 --ntasks-per-gpu=2: one GPU per node, for both tasks.
+    envs = _bound_envs(2, ['0', '0', '0', '0'], bind, 1, nodes='n[1-2]')
+    self.assertEqual([('0', 1, 'true')] * 4, self.gpus_of_every_task(envs))
+
+  def testGpuBindSingleTwoOfFourGpusSharesPairs(self):
+    # srun -N1 --gpus-per-node=4 --ntasks-per-node=4 --gpu-bind=single:2.
+    envs = _bound_envs(4, ['0', '0', '1', '1'], 'gres/gpu:single:2', 4)
+    self.assertEqual([('0', 1, 'true'), ('0', 1, 'true'), ('1', 1, 'true'),
+                      ('1', 1, 'true')], self.gpus_of_every_task(envs))
+
+  def testGpuBindSingleTwoLeavesTheOddTaskItsGpuAlone(self):
+    # srun --gpus-per-node=2 --ntasks-per-node=3 --gpu-bind=single:2.
+    envs = _bound_envs(3, ['0', '0', '1'], 'gpu:single:2', 2)
+    self.assertEqual([('0', 1, 'true'), ('0', 1, 'true'), ('1', 1, None)],
+                     self.gpus_of_every_task(envs))
+
+  def testGpuBindMapToOneGpuSharesIt(self):
+    # srun --gpus-per-node=2 --ntasks-per-node=2 --gpu-bind=map_gpu:1.
+    envs = _bound_envs(2, ['1', '1'], 'gpu:map_gpu:1', 2)
+    self.assertEqual([('1', 1, 'true')] * 2, self.gpus_of_every_task(envs))
+
+  def testGpuBindMasksShareWhereTheyOverlap(self):
+    # srun --gpus-per-node=4 --ntasks-per-node=3 --gpu-bind=mask_gpu:0x3,0x4:
+    # the masks are reused from the start, so tasks 0 and 2 share GPUs 0,1.
+    envs = _bound_envs(3, ['0,1', '2', '0,1'], 'gpu:mask_gpu:0x3,0x4', 4)
+    self.assertEqual([('0,1', 2, 'true'), ('2', 1, None), ('0,1', 2, 'true')],
+                     self.gpus_of_every_task(envs))
+
+  @parameterized.named_parameters(
+      ('_gpus_per_task', 'gpu:per_task:1'), ('_single_1', 'gpu:single:1'),
+      ('_map_distinct', 'gres/gpu:verbose,map_gpu:0,1'),
+      ('_map_repeated', 'gpu:map_gpu:0*1,1*3'))
+  def testGpusOfTheirOwnSetNoAllowGrowth(self, bind):
+    envs = _bound_envs(2, ['0', '1'], bind, 2)
+    self.assertEqual([('0', 1, None), ('1', 1, None)],
+                     self.gpus_of_every_task(envs))
+
+  def testAllowGrowthSetByTheUserIsKept(self):
+    env = _bound_envs(2, ['1', '1'], 'gpu:map_gpu:1', 2)[0]
+    env['TF_FORCE_GPU_ALLOW_GROWTH'] = 'false'
+    self.assertEqual([('1', 1, 'false')], self.gpus_of_every_task([env]))
+
+  @parameterized.named_parameters(('_map', 'gpu:map_gpu:1,x'),
+                                  ('_mask', 'gpu:mask_gpu:0x3,'),
+                                  ('_single', 'gpu:single:0'))
+  def testMalformedBindingIsValueErrorNamingIt(self, bind):
+    self.use_env(_bound_envs(2, ['1', '1'], bind, 2)[0])
+    self.assertResolverFails(ValueError, r'SLURMD_TRES_BIND=')
+
+
+class UnboundStepGpusTest(slurm_resolver_test_util.ResolverTestCase):
+  """--gpu-bind=none: Slurm 22.05 names no GPU, but the step holds some."""
+
+  def setUp(self):
+    super().setUp()
+    # Slurm manages the GPUs: the step's are known from its variables alone.
+    self.conf = self.use_slurm_conf('GresTypes=gpu\n')
+
+  @parameterized.named_parameters(
+      # srun -N2 --ntasks-per-node=2 --gpus-per-node=2 --gpu-bind=none.
+      ('_srun', {}),
+      # The same srun inside sbatch --gpus-per-node=2.
+      ('_in_batch_job', {'SLURM_JOB_GPUS': '0,1'}))
+  def testStepsGpusOnTheNodeAreDealt(self, more):
+    self.assertEveryTask(
+        step_envs('n[1-2]', '2(x2)', 'n1 n1 n2 n2', SLURM_CONF=self.conf,
+                  SLURMD_TRES_BIND='gpu:none', SLURM_GPUS_ON_NODE='2',
+                  **more),
+        gpus=['0', '1', '0', '1'])
+    self.run.assert_not_called()
+
+  def testAsSlurm24_11NamesThemTheyAreDealtToo(self):
+    self.assertEveryTask(
+        step_envs('n1', '2', 'n1 n1', SLURM_CONF=self.conf,
+                  SLURMD_TRES_BIND='gres/gpu:none', SLURM_GPUS_ON_NODE='2',
+                  CUDA_VISIBLE_DEVICES='0,1', SLURM_STEP_GPUS='0,1'),
+        gpus=['0', '1'])
+
+  def testWithoutGpusOnTheNodeTheStepHasNone(self):
+    self.assertEveryTask(
+        step_envs('n1', '2', 'n1 n1', SLURM_CONF=self.conf,
+                  SLURMD_TRES_BIND='gpu:none', SLURM_JOB_GPUS='0,1'),
+        gpus=['', ''])
+
+
+class ExplicitZeroGpusTest(slurm_resolver_test_util.ResolverTestCase):
+  """gpus_per_node=0 hides every GPU, also those Slurm bound or gave."""
+
+  @parameterized.named_parameters(
+      ('_bound', {'SLURMD_TRES_BIND': 'gpu:per_task:1',
+                  'SLURM_GPUS_ON_NODE': '2'}),
+      ('_bound_shared', {'SLURMD_TRES_BIND': 'gpu:map_gpu:1',
+                         'SLURM_GPUS_ON_NODE': '2'}),
+      ('_given_to_the_node', {}))
+  def testTaskGetsNoGpu(self, more):
+    self.use_gpu_env('1', **more)
+    resolver = SlurmClusterResolver(gpus_per_node=0)
+    self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 0}, resolver.num_accelerators())
+    self.assertNotIn('TF_FORCE_GPU_ALLOW_GROWTH', os.environ)
+
+  def testGpusPerTaskBeyondZeroPerNodeIsRuntimeError(self):
+    self.use_gpu_env('1', SLURMD_TRES_BIND='gpu:per_task:1',
+                     SLURM_GPUS_ON_NODE='2')
+    self.assertResolverFails(RuntimeError, r'1 GPUs per task .* 0 per node',
+                             gpus_per_node=0, gpus_per_task=1)
+
+
+class GpuUuidTest(slurm_resolver_test_util.ResolverTestCase):
+  """UUIDs in CUDA_VISIBLE_DEVICES (gres.conf Flags=env_uuid) are opaque."""
+
+  _GPU_A = 'GPU-8f2a1c3e-0000-1111-2222-333344445555'
+  _GPU_B = 'GPU-19d0e6b7-6666-7777-8888-9999aaaabbbb'
+  _MIG_A = 'MIG-5c0b9c4e-0000-1111-2222-333344445555'
+  _MIG_B = 'MIG-7e1d2f3a-6666-7777-8888-9999aaaabbbb'
+
+  @parameterized.named_parameters(('_gpus', _GPU_A, _GPU_B),
+                                  ('_mig', _MIG_A, _MIG_B))
+  def testNodesUuidsAreDealtByValue(self, first, second):
+    cvd = first + ',' + second
+    self.assertEveryTask(
+        step_envs('n1', '2', 'n1 n1', CUDA_VISIBLE_DEVICES=cvd,
+                  SLURM_STEP_GPUS=cvd, SLURM_GPUS_ON_NODE='2'),
+        gpus=[first, second])
+
+  def testBoundUuidIsKept(self):
+    self.use_gpu_env(self._GPU_B, SLURMD_TRES_BIND='gres/gpu:per_task:1',
+                     SLURM_GPUS_ON_NODE='2')
+    resolver = SlurmClusterResolver()
+    self.assertEqual(self._GPU_B, os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
+
+  def testSecondResolverKeepsTheFirstOnesUuid(self):
+    cvd = self._GPU_A + ',' + self._GPU_B
+    self.use_gpu_env(cvd, SLURM_GPUS_ON_NODE='2')
+    SlurmClusterResolver()
+    resolver = SlurmClusterResolver()
+    self.assertEqual(self._GPU_B, os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
 
 
 class GpuEnvironmentTest(slurm_resolver_test_util.ResolverTestCase):

@@ -52,9 +52,10 @@ _TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
 # Decimal text, as Slurm's atoi reads it; at most 40 digits, since int() of
 # a long string of digits is slow (and refused beyond 4300 digits).
 _DECIMAL_RE = re.compile(r'\s*[0-9]{1,40}\s*')
-# Where scontrol finds slurm.conf when SLURM_CONF is not set: the usual
-# install locations, and the copy slurmd keeps in configless mode. Without
-# any, scontrol looks for a controller in DNS, which can take long to fail.
+# Where Slurm's commands find slurm.conf when SLURM_CONF is not set: the
+# usual install locations (Debian's older slurm-llnl among them), and the copy
+# slurmd keeps in configless mode. Without any, scontrol looks for a
+# controller in DNS, which can take long to fail.
 _SLURM_CONF_PATHS = ('/etc/slurm/slurm.conf', '/etc/slurm-llnl/slurm.conf',
                      '/usr/local/etc/slurm.conf', '/run/slurm/conf/slurm.conf')
 
@@ -308,10 +309,21 @@ def expand_tasks_per_node(tasks_per_node):
   return counts
 
 
+def slurm_conf_path(environ):
+  """The slurm.conf that Slurm's commands read here, or None if none is found.
+
+  `SLURM_CONF` (Slurm sets it in every task), else the first of the usual
+  places that exists.
+  """
+  if environ.get('SLURM_CONF'):
+    return environ['SLURM_CONF']
+  return next((path for path in _SLURM_CONF_PATHS if os.path.exists(path)),
+              None)
+
+
 def expand_hostlist_with_scontrol(hostlist, timeout=SUBPROCESS_TIMEOUT_SECS):
   """Expands a hostlist with `scontrol show hostnames`, as TF r1.15 did."""
-  if not os.environ.get('SLURM_CONF') and not any(
-      os.path.exists(path) for path in _SLURM_CONF_PATHS):
+  if slurm_conf_path(os.environ) is None:
     raise RuntimeError(
         'Cannot expand hostlist %r with scontrol: SLURM_CONF is not set and '
         'there is no slurm.conf in %s, so scontrol would look for a Slurm '

@@ -20,6 +20,7 @@ from unittest import mock
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 
 
@@ -40,8 +41,8 @@ class ResolverTestCase(parameterized.TestCase):
     self.enter_context(mock.patch.dict(os.environ))
     # Nor is this machine's slurm.conf read where SLURM_CONF is unset.
     self.enter_context(mock.patch.object(
-        slurm_cluster_resolver, '_DEFAULT_SLURM_CONF',
-        os.path.join(self.create_tempdir().full_path, 'no-slurm.conf')))
+        slurm_hostlist, '_SLURM_CONF_PATHS',
+        (os.path.join(self.create_tempdir().full_path, 'no-slurm.conf'),)))
 
   def use_slurm_conf(self, text):
     """Returns the path of a slurm.conf of `text`, for SLURM_CONF."""

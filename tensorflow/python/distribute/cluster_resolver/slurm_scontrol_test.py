@@ -54,9 +54,9 @@ class ScontrolTest(slurm_resolver_test_util.ResolverTestCase):
   def testWithoutSlurmConfASiteSlurmConfIsEnough(self):
     del os.environ['SLURM_CONF']
     self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
-    with mock.patch.object(slurm_hostlist.os.path, 'exists',
-                           side_effect=lambda path: path ==
-                           '/etc/slurm/slurm.conf'):
+    site_conf = self.use_slurm_conf('ClusterName=lab\n')
+    with mock.patch.object(slurm_hostlist, '_SLURM_CONF_PATHS',
+                           ('/nonexistent/slurm.conf', site_conf)):
       resolver = SlurmClusterResolver(gpus_per_node=0,
                                       hostlist_expansion='scontrol')
     self.assertWorkers(['n1:8888', 'n2:8888'], resolver)

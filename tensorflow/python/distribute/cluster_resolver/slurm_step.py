@@ -63,8 +63,6 @@ MAX_TASKS = slurm_hostlist.MAX_HOSTS
 MAX_TASKS_PER_NODE = 65533
 # TCP ports.
 MAX_PORT = 65535
-# The source of a GPU plan where slurm.conf says Slurm manages GPUs.
-GRES_TYPES = 'GresTypes=gpu in slurm.conf'
 # GPUs of one node, or of one task (MIG instances included).
 MAX_GPUS_PER_NODE = 1024
 # Slurm's job and step ids are 32-bit.
@@ -80,6 +78,11 @@ _MAX_HOSTFILE_BYTES = 64 * 1024 * 1024
 # Device ids in CUDA_VISIBLE_DEVICES and co.: an index or a UUID such as
 # GPU-5c0b9c4e-... or MIG-GPU-.../1/0.
 _GPU_ID_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.:/-]*')
+# An item of a map_gpu or mask_gpu list: [0x]DIGITS[*COUNT].
+_BIND_ITEM_RE = re.compile(r'(0[xX])?([0-9a-fA-F]{1,256})(?:\*([0-9]{1,5}))?')
+# GPU bindings that give each task its own GPUs (`--gpus-per-task`,
+# `--gpu-bind=single:N|map_gpu:..|mask_gpu:..`, `--ntasks-per-gpu`).
+_PER_TASK_BINDINGS = ('per_task', 'single', 'map_gpu', 'mask_gpu')
 
 
 def is_read(name):
@@ -127,6 +130,8 @@ class SlurmGpus:
     text: The value of `source`, as it stands.
     withheld: Whether Slurm gave the job GPUs on this node but this step
       none of them (`visible` is then `()`).
+    bind: Slurm's GPU binding of the step's tasks (`SLURMD_TRES_BIND`
+      without its `gpu:`), e.g. 'single:2', or ''.
   """
   visible: Optional[Tuple[str, ...]] = None
   source: str = 'CUDA_VISIBLE_DEVICES'
@@ -135,6 +140,7 @@ class SlurmGpus:
   step_total: Optional[int] = None
   text: Optional[str] = None
   withheld: bool = False
+  bind: str = ''
 
   @property
   def emptied(self):
@@ -751,19 +757,78 @@ def _slurm_gpu_ids(environ):
   return None, None
 
 
-def _binds_gpus_per_task(tres_bind):
-  """Whether SLURMD_TRES_BIND (e.g. 'gpu:per_task:1') binds GPUs per task.
+def _gpu_bind(tres_bind):
+  """Returns the GPU binding of SLURMD_TRES_BIND, e.g. 'single:2', or ''.
 
-  `--gpus-per-task`, `--gpu-bind=single:N|map_gpu:..|mask_gpu:..` give each
-  task its own GPUs; `--gpu-bind=closest` (or none) may leave every task of a
-  node all of its GPUs, which are then split like `--gres` GPUs.
+  Slurm 22.05 writes `gpu:single:2`, 24.11 on `gres/gpu:single:2`; a
+  `verbose,` may come first; lists go on after commas (`map_gpu:0,1`).
   """
   for binding in tres_bind.split(';'):
     kind, _, options = binding.partition(':')
-    if kind == 'gpu':
-      modes = {option.split(':')[0] for option in options.split(',')}
-      return bool(modes & {'per_task', 'single', 'map_gpu', 'mask_gpu'})
-  return False
+    if kind in ('gpu', 'gres/gpu'):
+      if options.startswith('verbose,'):
+        options = options[len('verbose,'):]
+      return options.strip()
+  return ''
+
+
+def _binding_masks(bind, tasks):
+  """The GPUs (bit masks) of the first `tasks` local tasks under `bind`.
+
+  `map_gpu:ID,...` (decimal or 0x hex ids) and `mask_gpu:MASK,...` (hex
+  masks) name the GPUs of local tasks 0, 1, ..., reused from the start when
+  the node has more tasks; `ITEM*N` repeats an item N times.
+  """
+  mode, _, items = bind.partition(':')
+  masks = []
+  for item in items.split(','):
+    match = _BIND_ITEM_RE.fullmatch(item.strip())
+    if not match or (mode == 'map_gpu' and match.group(1) is None and
+                     not match.group(2).isdigit()):
+      raise ValueError(
+          'SLURMD_TRES_BIND=%r: expected %s:ITEM[*N],... with GPU ids '
+          '(map_gpu) or hexadecimal masks (mask_gpu)' % (bind, mode))
+    base = 16 if match.group(1) or mode == 'mask_gpu' else 10
+    value = int(match.group(2), base)
+    mask = value if mode == 'mask_gpu' else 1 << min(value, MAX_GPUS_PER_NODE)
+    masks += [mask] * min(int(match.group(3) or 1), tasks - len(masks))
+    if len(masks) == tasks:
+      break
+  return masks
+
+
+def bound_sharers(bind, tasks, local):
+  """How many of a node's `tasks` tasks use a GPU that Slurm bound to `local`.
+
+  Slurm binds one GPU to every `N` tasks in local index order under
+  `--gpu-bind=single:N` (also what `--ntasks-per-gpu=N` sets), and the GPUs
+  of every local task under `map_gpu` and `mask_gpu` lists; other bindings
+  give each task its own GPUs.
+
+  Args:
+    bind: The GPU binding (`SlurmGpus.bind`).
+    tasks: The number of tasks of the step on the node.
+    local: The task's local index.
+
+  Returns:
+    The number of the node's tasks (this one included) whose GPUs share one
+    with the task's.
+
+  Raises:
+    ValueError: If a map_gpu or mask_gpu list is malformed.
+  """
+  mode, _, value = bind.partition(':')
+  if mode == 'single':
+    per_gpu = _parse_variable(
+        'SLURMD_TRES_BIND', bind, lambda _: slurm_hostlist.parse_int(
+            'single', value, 1, MAX_TASKS_PER_NODE))
+    first = local - local % per_gpu
+    return min(first + per_gpu, tasks) - first
+  if mode in ('map_gpu', 'mask_gpu'):
+    masks = _binding_masks(bind, tasks)
+    own = masks[local % len(masks)]
+    return sum(1 for task in range(tasks) if masks[task % len(masks)] & own)
+  return 1
 
 
 def _parse_gpu_total(text):
@@ -791,7 +856,10 @@ def read_gpus(environ):
   them all; in a step that srun started, Slurm sets `CUDA_VISIBLE_DEVICES`
   and `SLURM_STEP_GPUS` to the step's own and unsets both when the step has
   none (`--gres=none`, `--gpus=0`, `--gres=gpu:0`). There `SLURM_JOB_GPUS`
-  alone means that this task has none.
+  alone means that this task has none. Under `--gpu-bind=none` Slurm 22.05
+  names none of the step's GPUs either, and says only how many it holds on
+  the node (`SLURM_GPUS_ON_NODE`): with device cgroups, every task sees
+  exactly those, as CUDA devices 0..N-1.
   """
   on_node = environ.get('SLURM_GPUS_ON_NODE')
   if on_node is not None:
@@ -800,16 +868,21 @@ def read_gpus(environ):
   step_total = environ.get('SLURM_GPUS')
   if step_total is not None:
     step_total = _parse_variable('SLURM_GPUS', step_total, _parse_gpu_total)
+  bind = _gpu_bind(environ.get('SLURMD_TRES_BIND', ''))
   source, visible = _slurm_gpu_ids(environ)
+  if source in (None, 'SLURM_JOB_GPUS') and bind == 'none' and on_node:
+    return SlurmGpus(tuple(str(gpu) for gpu in range(on_node)),
+                     'SLURM_GPUS_ON_NODE', False, on_node, step_total,
+                     environ['SLURM_GPUS_ON_NODE'].strip(), bind=bind)
   if visible is None:
-    return SlurmGpus(on_node=on_node, step_total=step_total)
+    return SlurmGpus(on_node=on_node, step_total=step_total, bind=bind)
   if source == 'SLURM_JOB_GPUS' and _is_srun_step(environ):
     return SlurmGpus((), source, False, on_node, step_total,
-                     environ[source].strip(), withheld=True)
-  bound = (_binds_gpus_per_task(environ.get('SLURMD_TRES_BIND', '')) or
+                     environ[source].strip(), withheld=True, bind=bind)
+  bound = (bind.partition(':')[0] in _PER_TASK_BINDINGS or
            (on_node is not None and on_node > len(visible)))
   return SlurmGpus(visible, source, bound, on_node, step_total,
-                   environ[source].strip())
+                   environ[source].strip(), bind=bind)
 
 
 def deal_gpus(node_gpus, per_task, local):
@@ -843,9 +916,10 @@ class GpuPlan:
     source: Where `node_gpus` came from (a variable, an argument, a command).
     shared: Whether, with fewer GPUs than tasks, the node's tasks share
       GPUs round-robin.
-    sharers: How many tasks of the node use this task's GPU (1: its own).
+    sharers: How many tasks of the node use this task's GPU (1: its own),
+      whether the dealing or Slurm's binding (`bound_sharers`) shares it.
     withheld: Whether Slurm manages this node's GPUs but gave this step none
-      (`task_gpus` is then `()`).
+      (`SlurmGpus.withheld`; `task_gpus` is then `()`).
   """
   per_task: int
   node_gpus: Optional[Tuple[str, ...]] = None
@@ -862,8 +936,9 @@ class GpuPlan:
     return deal_gpus(self.node_gpus, self.per_task, local)
 
 
-def _bound_gpu_plan(gpus, gpus_per_node, gpus_per_task):
+def _bound_gpu_plan(step, gpus_per_node, gpus_per_task):
   """The plan for GPUs Slurm bound to this task: they stay with it."""
+  gpus = step.gpus
   visible = gpus.visible
   per_task = len(visible) if gpus_per_task is None else gpus_per_task
   if per_task > len(visible):
@@ -871,14 +946,20 @@ def _bound_gpu_plan(gpus, gpus_per_node, gpus_per_task):
         'Requested %d GPUs per task (gpus_per_task) but Slurm bound %d to '
         'this task (%s=%r)' % (per_task, len(visible), gpus.source,
                                gpus.text))
+  if gpus_per_node is not None and per_task > gpus_per_node:
+    raise RuntimeError(
+        'Requested %d GPUs per task (gpus_per_task) but %d per node '
+        '(gpus_per_node)' % (per_task, gpus_per_node))
   if (gpus_per_node is not None and gpus.on_node is not None and
       gpus_per_node > gpus.on_node):
     raise RuntimeError(
         'Requested more GPUs per node than available: gpus_per_node=%d but '
         'Slurm gave this node %d (SLURM_GPUS_ON_NODE)' %
         (gpus_per_node, gpus.on_node))
-  return GpuPlan(per_task, task_gpus=visible[:per_task],
-                 source=gpus.source)
+  node, local = step.place
+  sharers = bound_sharers(gpus.bind, step.tasks_per_node[node], local)
+  return GpuPlan(per_task, task_gpus=visible[:per_task], source=gpus.source,
+                 sharers=sharers if per_task else 1)
 
 
 def gres_types(conf_text):
@@ -895,56 +976,47 @@ def gres_types(conf_text):
   return types
 
 
-def _node_gpus(gpus, gpus_per_node, count_node_gpus):
+def _node_gpus(gpus, gpus_per_node):
   """Returns (the GPU ids of this node to deal, where they came from).
 
   Raises:
     RuntimeError: If `gpus_per_node` is more than the node has.
   """
+  if gpus.visible is None:
+    return tuple(str(i) for i in range(gpus_per_node)), 'gpus_per_node'
   visible, source = gpus.visible, gpus.source
-  if visible is None:
-    source = 'gpus_per_node'
-    if gpus_per_node is None:
-      gpus_per_node, source = count_node_gpus(), 'nvidia-smi --list-gpus'
-      if gpus_per_node is None:
-        return (), GRES_TYPES
-    visible = tuple(str(i) for i in range(gpus_per_node))
-  if gpus_per_node is None:
-    gpus_per_node = len(visible)
-  elif gpus_per_node > len(visible):
+  if gpus_per_node is not None and gpus_per_node > len(visible):
     raise RuntimeError(
         'Requested more GPUs per node than available: gpus_per_node=%d but '
         'this node has %d (%s=%r%s)' %
-        (gpus_per_node, len(visible), source,
-         ','.join(visible) if gpus.text is None else gpus.text,
+        (gpus_per_node, len(visible), source, gpus.text,
          ': the job\'s, and this step has none of them' if gpus.withheld
          else ''))
   return visible[:gpus_per_node], source
 
 
-def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
+def plan_gpus(step, gpus_per_node, gpus_per_task, unnamed_gpus):
   """Decides how many GPUs every task uses, and which this task gets.
 
-  GPUs that Slurm bound to this task stay with it. Where Slurm manages the
-  node's GPUs but gave this step none (`SlurmGpus.withheld`, or slurm.conf's
-  GresTypes when no variable names GPUs), the task gets none. GPUs that
-  Slurm gave the node are dealt among the node's tasks by local index
-  (`deal_gpus`): each task of the step gets k = G // T GPUs, where G is the
-  node's GPU count and T the number of tasks on the step's busiest node (of
-  the task's heterogeneous component), so that every worker has the same
-  number. When k would be 0 and neither count was given, each task gets one
-  GPU, shared round-robin within its node. `CUDA_VISIBLE_DEVICES=''` hides
-  every GPU unless a count is given (as TensorFlow, which then deals GPUs
-  0..gpus_per_node-1).
+  An explicit `gpus_per_node=0` hides every GPU, as in TensorFlow. GPUs that
+  Slurm bound to this task stay with it. Where Slurm manages the node's
+  GPUs but gave this step none (`SlurmGpus.withheld`), the task gets none.
+  GPUs that Slurm gave the node are dealt among the node's tasks by local
+  index (`deal_gpus`): each task of the step gets k = G // T GPUs, where G
+  is the node's GPU count and T the number of tasks on the step's busiest
+  node (of the task's heterogeneous component), so that every worker has
+  the same number. When k would be 0 and neither count was given, each task
+  gets one GPU, shared round-robin within its node. `CUDA_VISIBLE_DEVICES=''`
+  hides every GPU unless a count is given (as TensorFlow, which then deals
+  GPUs 0..gpus_per_node-1).
 
   Args:
     step: The `slurm_step.SlurmStep`.
     gpus_per_node: The user's value or None.
     gpus_per_task: The user's value or None.
-    count_node_gpus: Returns the number of GPUs on this node when nothing in
-      the environment says (nvidia-smi), or None when Slurm manages this
-      node's GPUs (`GRES_TYPES`), so that this step has none; called only
-      then.
+    unnamed_gpus: Returns a `SlurmGpus` of this node's GPUs where no
+      variable names any and no count is given (slurm.conf, nvidia-smi);
+      called only then.
 
   Returns:
     A `GpuPlan`.
@@ -952,18 +1024,20 @@ def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   Raises:
     RuntimeError: If more GPUs are requested than Slurm gave.
   """
+  if gpus_per_node == 0 and not gpus_per_task:
+    return GpuPlan(0, task_gpus=(), source='gpus_per_node')
   gpus = step.gpus
   defaults = gpus_per_node is None and gpus_per_task is None
   if gpus.emptied and not defaults:
     gpus = dataclasses.replace(gpus, visible=None, text=None)
   if gpus.bound_per_task:
-    return _bound_gpu_plan(gpus, gpus_per_node, gpus_per_task)
-  node_gpus, source = _node_gpus(gpus, gpus_per_node, count_node_gpus)
-  withheld = gpus.withheld or source == GRES_TYPES
-  if (not node_gpus and gpus.visible is None and gpus_per_node is None and
-      not withheld):
-    # No GPU anywhere: CUDA_VISIBLE_DEVICES stays as it is.
-    return GpuPlan(0, source=source)
+    return _bound_gpu_plan(step, gpus_per_node, gpus_per_task)
+  if gpus.visible is None and gpus_per_node is None:
+    gpus = unnamed_gpus()
+    if gpus.visible is None:
+      # No GPU anywhere: CUDA_VISIBLE_DEVICES stays as it is.
+      return GpuPlan(0, source=gpus.source)
+  node_gpus, source = _node_gpus(gpus, gpus_per_node)
   node, local = step.place
   busiest = step.busiest_of_component(node)
   on_node = step.tasks_per_node[node]
@@ -977,9 +1051,9 @@ def plan_gpus(step, gpus_per_node, gpus_per_task, count_node_gpus):
   shared = defaults and bool(node_gpus) and not per_task
   if shared:
     per_task = 1
-  if withheld:
+  if gpus.withheld:
     return GpuPlan(per_task, task_gpus=(), source=source, withheld=True)
-  if not node_gpus and gpus.visible is not None:
+  if gpus.visible == ():
     # Slurm's value already hides every GPU.
     return GpuPlan(per_task, source=source)
   sharers = 1

@@ -488,21 +488,22 @@ class PlanWithheldGpusTest(absltest.TestCase):
     return slurm_step.read_step(
         slurm_test_util.step_env('n1', '2', 'n1 n1', 1, **environ))
 
-  def testCountThatSaysSlurmManagesGpusGivesTheTaskNone(self):
-    plan = slurm_step.plan_gpus(self.step(), None, None, lambda: None)
-    self.assertEqual(((), True, slurm_step.GRES_TYPES),
-                     (plan.task_gpus, plan.withheld, plan.source))
+  def testUnnamedGpusThatSlurmWithholdsGiveTheTaskNone(self):
+    withheld = slurm_step.SlurmGpus((), '/etc/slurm/slurm.conf',
+                                    withheld=True)
+    plan = slurm_step.plan_gpus(self.step(), None, None, lambda: withheld)
+    self.assertEqual(((), True), (plan.task_gpus, plan.withheld))
 
   def testWithheldJobGpusAreNotCounted(self):
-    count = mock.Mock(return_value=4)
+    unnamed = mock.Mock(return_value=slurm_step.SlurmGpus(('0', '1')))
     plan = slurm_step.plan_gpus(self.step(SLURM_JOB_GPUS='0,1'), None, None,
-                                count)
+                                unnamed)
     self.assertEqual(((), True), (plan.task_gpus, plan.withheld))
-    count.assert_not_called()
+    unnamed.assert_not_called()
 
   def testExplicitZeroGpusPerNodeIsNoneToo(self):
     plan = slurm_step.plan_gpus(self.step(SLURM_JOB_GPUS='0,1'), 0, None,
-                                lambda: 4)
+                                slurm_step.SlurmGpus)
     self.assertEqual((), plan.task_gpus)
 
 
