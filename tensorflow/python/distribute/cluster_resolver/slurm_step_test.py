@@ -89,8 +89,8 @@ class ReadStepTest(parameterized.TestCase):
     self.assertEqual((2, 2), step.tasks_per_node)
 
   def testLayoutContradictingTheTaskIsRuntimeErrorShowingBoth(self):
-    # Rank 1 of a cyclic step, read without SLURM_DISTRIBUTION.
-    env = slurm_test_util.cyclic_env(1, SLURM_DISTRIBUTION=None)
+    # Rank 1 of a cyclic step, read as plane=4 (ranks 0-3 on n1).
+    env = slurm_test_util.cyclic_env(1, SLURM_DISTRIBUTION='plane=4')
     with self.assertRaisesRegex(
         RuntimeError, r"SLURMD_NODENAME: Slurm says 'n2', derived 'n1'"):
       slurm_step.read_step(env)
@@ -193,12 +193,21 @@ class StrictVariableTest(parameterized.TestCase):
 
   def testRankContradictingTheLayoutNamesTheRankAndTheLayout(self):
     env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
-                                   SLURM_PROCID='1')
+                                   SLURM_PROCID='1', SLURM_DISTRIBUTION='cyclic')
     self.assertReadFails(
         RuntimeError, r"SLURM_PROCID='1' is task 1 of 2, which the layout "
         r"\(SLURM_STEP_NODELIST='n\[1-2\]', SLURM_STEP_TASKS_PER_NODE='1,1', "
-        r"SLURM_DISTRIBUTION=None\) puts on node 'n2'.*SLURMD_NODENAME: Slurm "
-        r"says 'n1'", env)
+        r"SLURM_DISTRIBUTION='cyclic'\) puts on node 'n2'.*SLURMD_NODENAME: "
+        r"Slurm says 'n1'", env)
+
+  def testRankContradictingTheNodesRanksInABlockStepNamesBoth(self):
+    env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
+                                   SLURM_PROCID='1')
+    self.assertReadFails(
+        RuntimeError, r"SLURM_LOCALID='0' on SLURMD_NODENAME='n1' "
+        r"\(SLURM_PROCID='1'\) is task 0 of 2.*SLURM_GTIDS: Slurm says '0', "
+        r"expected the ranks of the 1 tasks of this node with this task's, "
+        r"SLURM_PROCID 1, at its SLURM_LOCALID 0", env)
 
   def testNumTasksDisagreeingWithTasksPerNodeNamesBoth(self):
     env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
