@@ -193,7 +193,8 @@ class StrictVariableTest(parameterized.TestCase):
 
   def testRankContradictingTheLayoutNamesTheRankAndTheLayout(self):
     env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
-                                   SLURM_PROCID='1', SLURM_DISTRIBUTION='cyclic')
+                                   SLURM_PROCID='1',
+                                   SLURM_DISTRIBUTION='cyclic')
     self.assertReadFails(
         RuntimeError, r"SLURM_PROCID='1' is task 1 of 2, which the layout "
         r"\(SLURM_STEP_NODELIST='n\[1-2\]', SLURM_STEP_TASKS_PER_NODE='1,1', "
