@@ -572,10 +572,8 @@ def _parse_variable(name, value, parse, where=''):
 def _check_counts(nodes, counts, source):
   """Raises ValueError naming a node whose count is not in 1..MAX."""
   for node, count in zip(nodes, counts):
-    if (isinstance(count, bool) or not isinstance(count, int) or
-        not 1 <= count <= MAX_TASKS_PER_NODE):
-      raise ValueError('%s: node %r has %r tasks; expected an integer in '
-                       '1..%d' % (source, node, count, MAX_TASKS_PER_NODE))
+    check_int('%s: tasks of node %r' % (source, node), count, 1,
+              MAX_TASKS_PER_NODE)
 
 
 def _counts_from_argument(tasks_per_node, nodes, nodelist_text, variables):

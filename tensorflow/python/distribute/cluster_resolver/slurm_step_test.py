@@ -239,8 +239,8 @@ class StrictVariableTest(parameterized.TestCase):
     env = slurm_test_util.step_env('n1', '70000', 'n1', 0,
                                    SLURM_STEP_NUM_TASKS=None)
     self.assertReadFails(
-        ValueError, r"SLURM_STEP_TASKS_PER_NODE='70000': node 'n1' has 70000 "
-        r'tasks; expected an integer in 1..65533', env)
+        ValueError, r"SLURM_STEP_TASKS_PER_NODE='70000': tasks of node 'n1'="
+        r'70000: expected an integer in 1..65533', env)
 
   def testStepOfMoreTasksThanTheMaximumIsValueError(self):
     env = slurm_test_util.step_env('n[1-20]', '60000(x20)', 'n1', 0,
@@ -525,7 +525,7 @@ class BlockStepTest(absltest.TestCase):
       slurm_step.block_step({'a': 3}, 3, slurm_step.SlurmGpus())
 
   def testCountBelowOneIsValueErrorNamingTheHost(self):
-    with self.assertRaisesRegex(ValueError, r"node 'a' has 0 tasks"):
+    with self.assertRaisesRegex(ValueError, r"tasks of node 'a'=0: expected an integer"):
       slurm_step.block_step({'a': 0, 'b': 1}, 0, slurm_step.SlurmGpus())
 
   def testHostsThatAreTheSameTextAreValueError(self):
@@ -538,7 +538,7 @@ class BlockStepTest(absltest.TestCase):
     self.assertEqual(('7', 'b'), step.nodes)
 
   def testCountAboveTheMaximumIsValueErrorNamingTheHost(self):
-    with self.assertRaisesRegex(ValueError, r"node 'a' has 100000 tasks"):
+    with self.assertRaisesRegex(ValueError, r"tasks of node 'a'=100000: expected an integer"):
       slurm_step.block_step({'a': 100000}, 0, slurm_step.SlurmGpus())
 
 
