@@ -191,24 +191,25 @@ class StrictVariableTest(parameterized.TestCase):
                                    SLURM_DISTRIBUTION='plane=2')
     self.assertEqual([2, 3], slurm_step.read_step(env).node_ranks(1))
 
-  def testRankContradictingTheLayoutNamesTheRankAndTheLayout(self):
+  @parameterized.named_parameters(
+      ('_cyclic', 'cyclic',
+       r"SLURM_PROCID='1' is task 1 of 2, which the layout "
+       r"\(SLURM_STEP_NODELIST='n\[1-2\]', SLURM_STEP_TASKS_PER_NODE='1,1', "
+       r"SLURM_DISTRIBUTION='cyclic'\) puts on node 'n2'.*SLURMD_NODENAME: "
+       r"Slurm says 'n1'"),
+      # Tasks of block steps are numbered node by node: SLURM_GTIDS tells.
+      ('_block', None,
+       r"SLURM_LOCALID='0' on SLURMD_NODENAME='n1' \(SLURM_PROCID='1'\) is "
+       r"task 0 of 2.*SLURM_GTIDS: Slurm says '0', expected the ranks of the 1 "
+       r"tasks of this node with this task's, SLURM_PROCID 1, at its "
+       r'SLURM_LOCALID 0'),
+  )
+  def testRankContradictingTheLayoutNamesTheRankAndTheLayout(
+      self, distribution, regex):
     env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
                                    SLURM_PROCID='1',
-                                   SLURM_DISTRIBUTION='cyclic')
-    self.assertReadFails(
-        RuntimeError, r"SLURM_PROCID='1' is task 1 of 2, which the layout "
-        r"\(SLURM_STEP_NODELIST='n\[1-2\]', SLURM_STEP_TASKS_PER_NODE='1,1', "
-        r"SLURM_DISTRIBUTION='cyclic'\) puts on node 'n2'.*SLURMD_NODENAME: "
-        r"Slurm says 'n1'", env)
-
-  def testRankContradictingTheNodesRanksInABlockStepNamesBoth(self):
-    env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
-                                   SLURM_PROCID='1')
-    self.assertReadFails(
-        RuntimeError, r"SLURM_LOCALID='0' on SLURMD_NODENAME='n1' "
-        r"\(SLURM_PROCID='1'\) is task 0 of 2.*SLURM_GTIDS: Slurm says '0', "
-        r"expected the ranks of the 1 tasks of this node with this task's, "
-        r"SLURM_PROCID 1, at its SLURM_LOCALID 0", env)
+                                   SLURM_DISTRIBUTION=distribution)
+    self.assertReadFails(RuntimeError, regex, env)
 
   def testNumTasksDisagreeingWithTasksPerNodeNamesBoth(self):
     env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
@@ -525,7 +526,8 @@ class BlockStepTest(absltest.TestCase):
       slurm_step.block_step({'a': 3}, 3, slurm_step.SlurmGpus())
 
   def testCountBelowOneIsValueErrorNamingTheHost(self):
-    with self.assertRaisesRegex(ValueError, r"tasks of node 'a'=0: expected an integer"):
+    with self.assertRaisesRegex(ValueError,
+                                r"tasks of node 'a'=0: expected an integer"):
       slurm_step.block_step({'a': 0, 'b': 1}, 0, slurm_step.SlurmGpus())
 
   def testHostsThatAreTheSameTextAreValueError(self):
@@ -538,7 +540,8 @@ class BlockStepTest(absltest.TestCase):
     self.assertEqual(('7', 'b'), step.nodes)
 
   def testCountAboveTheMaximumIsValueErrorNamingTheHost(self):
-    with self.assertRaisesRegex(ValueError, r"tasks of node 'a'=100000: expected an integer"):
+    with self.assertRaisesRegex(
+        ValueError, r"tasks of node 'a'=100000: expected an integer"):
       slurm_step.block_step({'a': 100000}, 0, slurm_step.SlurmGpus())
 
 

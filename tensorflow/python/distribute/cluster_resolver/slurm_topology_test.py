@@ -24,6 +24,7 @@ which every task computes alike.
 """
 
 from absl.testing import absltest
+from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
@@ -82,18 +83,12 @@ class TopologyOrderTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEveryTask(
         _topology_envs('n9 n9 n10 n10 n11 n11 n12 n12'), {'worker': _WORKERS})
 
-  def testCyclicStepKeepsSlurmRanks(self):
-    # Slurm keeps list order for cyclic steps, topology or not.
+  @parameterized.parameters('cyclic', 'plane=1')
+  def testListOrderedDistributionKeepsSlurmRanks(self, distribution):
+    # Slurm keeps list order for cyclic and plane steps, topology or not.
     self.assertEveryTask(
         _topology_envs('n9 n10 n11 n12 n9 n10 n11 n12',
-                       SLURM_DISTRIBUTION='cyclic'),
-        {'worker': ['n9:8888', 'n10:8888', 'n11:8888', 'n12:8888', 'n9:8889',
-                    'n10:8889', 'n11:8889', 'n12:8889']})
-
-  def testPlaneStepKeepsSlurmRanks(self):
-    self.assertEveryTask(
-        _topology_envs('n9 n10 n11 n12 n9 n10 n11 n12',
-                       SLURM_DISTRIBUTION='plane=1'),
+                       SLURM_DISTRIBUTION=distribution),
         {'worker': ['n9:8888', 'n10:8888', 'n11:8888', 'n12:8888', 'n9:8889',
                     'n10:8889', 'n11:8889', 'n12:8889']})
 
