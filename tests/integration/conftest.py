@@ -394,8 +394,11 @@ def _running_lab(settings, what):
 
 
 @pytest.fixture(scope='session')
-def slurm_lab():
-  """The running lab, as a SlurmLab; skips all users if it cannot run."""
+def lab_slot():
+  """The settings of this session's lab slot, claimed for the session.
+
+  Skips all users if the lab cannot run here.
+  """
   reason = cannot_run_reason()
   if reason:
     pytest.skip(reason)
@@ -405,9 +408,27 @@ def slurm_lab():
                 'sessions for more than %d s' % (SLOTS, SLOT_WAIT_SECS),
                 pytrace=False)
   try:
-    yield from _running_lab(lab_settings(slot), 'lab')
+    yield lab_settings(slot)
   finally:
     os.close(lock_fd)  # Releases the slot.
+
+
+@pytest.fixture(scope='session')
+def slurm_lab(lab_slot):
+  """The running lab, as a SlurmLab."""
+  yield from _running_lab(lab_slot, 'lab')
+
+
+def _beside(main, folder_suffix, ns_suffix, net_offset):
+  """Folder, network and namespaces of a lab beside the slot's main lab."""
+  net = main['SLURM_LAB_NET'].split('.')
+  net[2] = str((int(net[2]) + net_offset) % 256)
+  return {
+      'SLURM_LAB_DIR': main['SLURM_LAB_DIR'] + folder_suffix,
+      'SLURM_LAB_NET': '.'.join(net),
+      'SLURM_LAB_NS': main['SLURM_LAB_NS'] + ns_suffix,
+      'SLURM_LAB_SLURM': SLURM_SERIES,
+  }
 
 
 # The CPU-binding lab: two nodes of as many CPUs as this machine has (2 here),
@@ -431,18 +452,38 @@ def cpu_binding_lab(slurm_lab):
   if len(os.sched_getaffinity(0)) < BINDING_CPUS:
     pytest.skip('the CPU-binding lab needs %d CPUs; this process may use %d' %
                 (BINDING_CPUS, len(os.sched_getaffinity(0))))
-  main = slurm_lab.settings
-  net = main['SLURM_LAB_NET'].split('.')
-  net[2] = str((int(net[2]) + 128) % 256)
-  settings = {
-      'SLURM_LAB_DIR': main['SLURM_LAB_DIR'] + '-binding',
-      'SLURM_LAB_NET': '.'.join(net),
-      'SLURM_LAB_NS': main['SLURM_LAB_NS'] + 'cpu-',
-      'SLURM_LAB_SLURM': SLURM_SERIES,
-      'SLURM_LAB_TASK_PLUGIN': 'task/affinity',
-      'SLURM_LAB_NODES': 'debug:n9,n10:%d:0' % BINDING_CPUS,
-  }
+  settings = _beside(slurm_lab.settings, '-binding', 'cpu-', 128)
+  settings.update(SLURM_LAB_TASK_PLUGIN='task/affinity',
+                  SLURM_LAB_NODES='debug:n9,n10:%d:0' % BINDING_CPUS)
   yield from _running_lab(settings, 'CPU-binding lab')
+
+
+# The topology lab's nodes: four of 2 CPUs, so that steps stay small.
+TOPOLOGY_NODES = 'debug:n9,n10,n11,n12:2:0'
+
+
+@pytest.fixture(scope='module')
+def topology_lab(lab_slot, request):
+  """A lab with a network topology (tools/slurm_lab: SLURM_LAB_TOPOLOGY).
+
+  Parametrize it indirectly with (series, {SLURM_LAB_* setting: value}): a
+  lab of nodes n9..n12 (TOPOLOGY_NODES) with those settings, in the slot's
+  folder + '-topology', the namespace prefix + 'topo-' and the /24 64 above
+  the slot's (10.213.20 -> 10.213.84); skipped unless SLURM_LAB_SLURM is
+  that series. It runs without the main lab.
+
+  Yields:
+    its SlurmLab.
+  """
+  series, topology = request.param
+  if series != SLURM_SERIES:
+    pytest.skip('a Slurm %s topology lab (this run: Slurm %s)' %
+                (series, SLURM_SERIES))
+  settings = _beside(lab_slot, '-topology', 'topo-', 64)
+  settings.update(topology, SLURM_LAB_NODES=TOPOLOGY_NODES)
+  yield from _running_lab(settings, 'topology lab %s' % ' '.join(
+      '%s=%s' % (name[len('SLURM_LAB_'):].lower(), value)
+      for name, value in sorted(topology.items())))
 
 
 # ---------------------------------------------------------------- reporting

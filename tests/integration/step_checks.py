@@ -51,6 +51,47 @@ def _gpus(value):
   return [] if value in (None, '', 'NoDevFiles') else value.split(',')
 
 
+def numbered_by_node(slurm):
+  """Whether the resolver numbers the tasks of a step node by node.
+
+  It does in block steps (SLURM_DISTRIBUTION block, block:*, or unset),
+  whose ranks Slurm 26.05 deals in network-topology order, and in
+  heterogeneous steps; elsewhere a task's index is its SLURM_PROCID.
+
+  Args:
+    slurm: A task's Slurm variables.
+  """
+  node_level = slurm.get('SLURM_DISTRIBUTION', '').split(',')[0].split(':')[0]
+  return node_level in ('', 'block') or 'SLURM_HET_SIZE' in slurm
+
+
+def node_by_node_ids(places):
+  """{SLURM_PROCID: task index} when tasks are numbered node by node.
+
+  A task's index is the number of tasks on the nodes of lower SLURM_NODEID
+  plus its SLURM_LOCALID (where Slurm deals ranks in node list order, this
+  is SLURM_PROCID).
+
+  Args:
+    places: {SLURM_PROCID: (SLURM_NODEID, SLURM_LOCALID)} of every task of
+      the step, as ints.
+  """
+  per_node = collections.Counter(node for node, _ in places.values())
+  return {procid: sum(count for other, count in per_node.items()
+                      if other < node) + local
+          for procid, (node, local) in places.items()}
+
+
+def _expected_task_ids(reports):
+  """{SLURM_PROCID: TF task id} of report_task's reports, by the rule."""
+  first = next(iter(reports.values()), {})
+  if not numbered_by_node(first.get('slurm', {})):
+    return {procid: procid for procid in reports}
+  return node_by_node_ids({
+      procid: (int(r['slurm']['SLURM_NODEID']), int(r['localid']))
+      for procid, r in reports.items()})
+
+
 def step_table(reports):
   """One line per task: what Slurm said and what the resolver made of it."""
   lines = ['rank node     hostname localid task        address           '
@@ -90,7 +131,7 @@ def step_problems(reports, num_tasks, repo_root, node_ips,
     expect_gpus: If given, each rank's CUDA_VISIBLE_DEVICES after resolving.
     connected: Whether the tasks ran the TCP check (--connect).
     task_ids: If given, {SLURM_PROCID: TF task id}; else each task's id must
-      be its rank.
+      be the resolver's rule (`numbered_by_node`, `node_by_node_ids`).
   """
   problems = []
   if sorted(reports) != list(range(num_tasks)):
@@ -132,13 +173,15 @@ def step_problems(reports, num_tasks, repo_root, node_ips,
   if duplicates:
     problems.append('addresses used by several tasks: %s' % duplicates)
 
-  # Each task: its own rank, its own address on the node Slurm ran it on.
+  # Each task: its own index, its own address on the node Slurm ran it on.
+  if task_ids is None:
+    task_ids = _expected_task_ids(reports)
   for procid, r in sorted(good.items()):
     where = 'rank %s (SLURMD_NODENAME=%s, hostname %s)' % (
         procid, r['nodename'], r['hostname'])
     if r['nodename'] != r['hostname']:
       problems.append('%s: SLURMD_NODENAME is not the hostname' % where)
-    want = procid if task_ids is None else task_ids[procid]
+    want = task_ids[procid]
     if (r['task_type'], r['task_id']) != ('worker', want):
       problems.append('%s resolved to %s:%s, expected worker:%s' %
                       (where, r['task_type'], r['task_id'], want))
@@ -244,7 +287,7 @@ def _network_problems(good, addresses, node_ips):
   """Every task bound its own address and talked to every other task."""
   problems = []
   # Tasks connect by TF task index, which is the rank except where the
-  # resolver numbers tasks node by node (heterogeneous steps).
+  # resolver numbers tasks node by node (`numbered_by_node`).
   procid_of = {r['task_id']: procid for procid, r in good.items()}
   for procid, r in sorted(good.items()):
     net = r.get('net')

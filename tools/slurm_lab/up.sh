@@ -26,6 +26,16 @@
 #                    (default: a running lab in the folder is stopped first) [0]
 #   SLURM_LAB_TASK_PLUGIN  slurm.conf's TaskPlugin: task/none, or task/affinity
 #                    (tasks bound to the CPUs Slurm gives them)    [task/none]
+#   SLURM_LAB_TOPOLOGY  a network topology: "tree GROUP GROUP..." (switches
+#                    s1, s2, ... of the groups' nodes under a top switch s0)
+#                    or "block GROUP GROUP..." (blocks b1, b2, ..., of equal
+#                    size, BlockSizes=that size); a GROUP is NODE,NODE,...,
+#                    e.g. "tree n11,n12 n9,n10"; written to topology.conf
+#                    in the given order                         [no topology]
+#   SLURM_LAB_TOPOLOGY_PARAM  slurm.conf's TopologyParam, e.g. SwitchAsNodeRank
+#                    (with SLURM_LAB_TOPOLOGY)                           [unset]
+#   SLURM_LAB_SELECT_PARAMS  slurm.conf's SelectTypeParameters, e.g.
+#                    CR_Core,CR_NO_DIST_TOPO_BLOCK (Slurm 26.05)      [CR_Core]
 #   SLURM_LAB_SLURM  22.05: Debian 12's Slurm, installed on this machine;
 #                    20.11, 24.11, 26.05: Debian 11's, 13's, forky's Slurm:
 #                    daemons and clients run from a Debian root of that
@@ -47,6 +57,9 @@ WAIT=${SLURM_LAB_WAIT:-60}
 REUSE=${SLURM_LAB_REUSE:-0}
 SLURM_SERIES=${SLURM_LAB_SLURM:-22.05}
 TASK_PLUGIN=${SLURM_LAB_TASK_PLUGIN:-task/none}
+TOPOLOGY=${SLURM_LAB_TOPOLOGY:-}
+TOPOLOGY_PARAM=${SLURM_LAB_TOPOLOGY_PARAM:-}
+SELECT_PARAMS=${SLURM_LAB_SELECT_PARAMS:-CR_Core}
 CTLD_PORT=6817    # ports are per namespace: no clash with anything outside the lab
 SLURMD_PORT=6818
 SUBNET=$NET.0/24
@@ -64,6 +77,10 @@ case $TASK_PLUGIN in
     task/none|task/affinity) ;;
     *) die "SLURM_LAB_TASK_PLUGIN must be task/none or task/affinity (got '$TASK_PLUGIN')";;
 esac
+[[ $SELECT_PARAMS =~ ^[A-Za-z_]+(,[A-Za-z_]+)*$ ]] ||
+    die "SLURM_LAB_SELECT_PARAMS must be comma-separated words such as CR_Core,CR_NO_DIST_TOPO_BLOCK (got '$SELECT_PARAMS')"
+[[ -z $TOPOLOGY_PARAM || ( -n $TOPOLOGY && $TOPOLOGY_PARAM =~ ^[A-Za-z_]+(,[A-Za-z_]+)*$ ) ]] ||
+    die "SLURM_LAB_TOPOLOGY_PARAM must be comma-separated words such as SwitchAsNodeRank, with SLURM_LAB_TOPOLOGY (got '$TOPOLOGY_PARAM')"
 case $SLURM_SERIES in
     20.11|22.05|24.11|26.05) ;;
     *) die "SLURM_LAB_SLURM must be 22.05 (Debian 12's packages, this machine's) or 20.11, 24.11 or 26.05 (a Debian root, root.sh) (got '$SLURM_SERIES')";;
@@ -96,8 +113,39 @@ done
 [ ${#NODES[@]} -le 240 ] || die "at most 240 nodes fit the /24"
 addr_of() { local i; [ "$1" = ctl ] && { echo "$NET.1"; return; }
             for i in "${!NODES[@]}"; do [ "${NODES[$i]}" = "$1" ] && { echo "$NET.$((11 + i))"; return; }; done; }
+# SLURM_LAB_TOPOLOGY -> the lines of topology.conf (none: no topology plugin)
+TOPOLOGY_LINES=()
+if [ -n "$TOPOLOGY" ]; then
+    read -r -a groups <<< "$TOPOLOGY"
+    kind=${groups[0]}; groups=("${groups[@]:1}")
+    case $kind in tree|block) ;; *) die "SLURM_LAB_TOPOLOGY must start with tree or block (got '$TOPOLOGY')";; esac
+    [ ${#groups[@]} -ge 1 ] || die "SLURM_LAB_TOPOLOGY names no group of nodes (got '$TOPOLOGY')"
+    seen=" " size=""
+    for k in "${!groups[@]}"; do
+        IFS=, read -r -a list <<< "${groups[$k]}"
+        for n in "${list[@]}"; do
+            [[ " ${NODES[*]} " == *" $n "* ]] || die "SLURM_LAB_TOPOLOGY: '$n' is not a node of SLURM_LAB_NODES"
+            [[ $seen == *" $n "* ]] && die "SLURM_LAB_TOPOLOGY: node '$n' is in two groups"
+            seen="$seen$n "
+        done
+        [ -z "$size" ] || [ "$kind" = tree ] || [ "${#list[@]}" = "$size" ] ||
+            die "SLURM_LAB_TOPOLOGY: blocks must have as many nodes each (got '$TOPOLOGY')"
+        size=${#list[@]}
+        if [ "$kind" = tree ]; then
+            TOPOLOGY_LINES+=("SwitchName=s$((k + 1)) Nodes=${groups[$k]}")
+        else
+            TOPOLOGY_LINES+=("BlockName=b$((k + 1)) Nodes=${groups[$k]}")
+        fi
+    done
+    if [ "$kind" = tree ]; then
+        TOPOLOGY_LINES+=("SwitchName=s0 Switches=$(seq -s, -f 's%g' 1 ${#groups[@]})")
+    else
+        TOPOLOGY_LINES+=("BlockSizes=$size")
+    fi
+fi
 RESV_PORTS=12000-12999  # MpiParams=ports: what srun --resv-ports=N reserves from
 SETTINGS="nodes=$NODESPEC net=$NET ns=$NSP resv_ports=$RESV_PORTS slurm=$SLURM_SERIES task=$TASK_PLUGIN"
+SETTINGS="$SETTINGS select=$SELECT_PARAMS${TOPOLOGY:+ topology=$TOPOLOGY}${TOPOLOGY_PARAM:+ topology_param=$TOPOLOGY_PARAM}"
 
 # ------------------------------------------------------------------ packages
 ensure_packages() {
@@ -247,7 +295,7 @@ MailProg=/bin/true
 ProctrackType=proctrack/linuxproc
 TaskPlugin=$TASK_PLUGIN
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=$SELECT_PARAMS
 SchedulerType=sched/backfill
 # heterogeneous jobs start on a backfill pass: the default 30 s makes them slow;
 # a requeued job waits for the main scheduler's pass (default every 60 s)
@@ -269,6 +317,11 @@ MinJobAge=120
 SlurmdTimeout=300
 GresTypes=gpu
 EOF
+if [ -n "$TOPOLOGY" ]; then   # slurmctld reads topology.conf beside slurm.conf
+    echo "TopologyPlugin=topology/${TOPOLOGY%% *}" >> "$LAB_CONF"
+    [ -z "$TOPOLOGY_PARAM" ] || echo "TopologyParam=$TOPOLOGY_PARAM" >> "$LAB_CONF"
+    printf '%s\n' "# generated by tools/slurm_lab/up.sh" "${TOPOLOGY_LINES[@]}" > "$LAB_DIR/etc/topology.conf"
+fi
 if [ -n "$ROOT" ]; then   # a root: tasks go back to this machine's root (host_root.c)
     echo "PlugStackConfig=$LAB_DIR/etc/plugstack.conf" >> "$LAB_CONF"
     echo "required $(sed -n 's/^plugin=//p' "$ROOT/.tfslurm-root") /host" > "$LAB_DIR/etc/plugstack.conf"

@@ -223,13 +223,15 @@ class BadInputTest(slurm_resolver_test_util.ResolverTestCase):
 
   @parameterized.named_parameters(
       ('_node_name', 'SLURMD_NODENAME', 'n2',
-       r"SLURMD_NODENAME: Slurm says 'n2', derived 'n1'"),
+       r"SLURM_NODEID: Slurm says '0', derived '1'"),
       ('_node_id', 'SLURM_NODEID', '1',
        r"SLURM_NODEID: Slurm says '1', derived '0'"),
       ('_local_id', 'SLURM_LOCALID', '0',
-       r"SLURM_LOCALID: Slurm says '0', derived '1'"),
+       r"SLURM_GTIDS: Slurm says '0,1', expected .* SLURM_PROCID 1, at its "
+       r"SLURM_LOCALID 0"),
       ('_global_task_ids', 'SLURM_GTIDS', '1,3',
-       r"SLURM_GTIDS: Slurm says '1,3', derived '0,1'"),
+       r"SLURM_GTIDS: Slurm says '1,3', expected the ranks of the 2 tasks of "
+       r"this node with this task's, SLURM_PROCID 1, at its SLURM_LOCALID 1"),
   )
   def testTaskVariableContradictingTheLayoutIsErrorShowingBoth(
       self, name, value, regex):

@@ -493,10 +493,13 @@ class SlurmClusterResolver(ClusterResolver):
 
   started with `srun python train.py` trains across the whole allocation.
 
-  Tasks are Slurm ranks: TF task i (over jobs in sorted name order) is
-  `SLURM_PROCID` i. For example, in a 4-task step,
-  `SlurmClusterResolver(jobs={'ps': 1, 'worker': 3})` makes rank 0 `ps:0` and
-  ranks 1-3 `worker:0..2`. Ports count up from `port_base` on each node.
+  TF tasks are numbered over jobs in sorted name order. Task i is Slurm rank
+  `SLURM_PROCID` i, except in block and heterogeneous steps: there tasks are
+  numbered node by node in the order of `SLURM_NODEID`, which is the rank
+  order unless Slurm 26.05 dealt the ranks in network-topology order. For
+  example, in a 4-task step, `SlurmClusterResolver(jobs={'ps': 1, 'worker':
+  3})` makes task 0 (the first task of the first node) `ps:0` and tasks 1-3
+  `worker:0..2`. Ports count up from `port_base` on each node.
 
   GPUs follow Slurm: if it gave the node's GPUs to all of its tasks
   (`--gres=gpu:N`), the local tasks split `CUDA_VISIBLE_DEVICES` by local rank,

@@ -158,7 +158,12 @@ def _write_summary(environ, step, resolution, out):
 
 
 def _write_table(step, resolution, tasks, out):
-  """Writes a row for each of `tasks` (ranks): node, TF task, address, GPUs."""
+  """Writes a row for each of `tasks`: node, TF task, address, GPUs.
+
+  `tasks` are task indices (`slurm_step.SlurmStep.task_index`), shown as
+  'rank': Slurm's ranks, except in block and heterogeneous steps, whose
+  tasks are numbered node by node.
+  """
   tf_tasks = {}
   for name, addresses in resolution.cluster:
     for index, address in enumerate(addresses):

@@ -47,9 +47,9 @@ class NodeHostTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual('grpc://n2.ib.example.org:8888', resolver.master())
 
   def testLayoutIsCheckedOnTheNodeNamesNotTheHosts(self):
-    # Rank 1 runs on n2 whatever the hosts are called; without the
+    # Rank 1 runs on n2 whatever the hosts are called; read as another
     # distribution the layout check fails as it would without node_host.
-    self.use_env(dict(self.envs[1], SLURM_DISTRIBUTION='block'))
+    self.use_env(dict(self.envs[1], SLURM_DISTRIBUTION='plane=2'))
     self.assertResolverFails(
         RuntimeError, "SLURMD_NODENAME: Slurm says 'n2', derived 'n1'",
         node_host='{node}-ib')

@@ -161,10 +161,13 @@ class SlurmStep:
     nodes: The step's node names, in the order Slurm numbers them
       (`SLURM_NODEID`).
     tasks_per_node: The number of tasks on each of `nodes`.
-    rank_nodes: For every rank, the index into `nodes` of its node.
-    rank_locals: For every rank, its local index among the step's tasks on
-      its node (`SLURM_LOCALID`).
-    task_index: This process's rank.
+    rank_nodes: For every task index, the index into `nodes` of its node.
+    rank_locals: For every task index, its local index among the step's
+      tasks on its node (`SLURM_LOCALID`).
+    task_index: This process's index among the step's tasks: its rank
+      (`SLURM_PROCID`), except where tasks are numbered node by node
+      (block and heterogeneous steps of srun: `_node_major_index`), which
+      is the rank wherever Slurm deals ranks in node list order.
     gpus: What Slurm says of this task's GPUs (`SlurmGpus`).
     node_components: For every node, its heterogeneous job component
       (`srun A : B`), or None if the step is not heterogeneous.
@@ -515,20 +518,32 @@ def _het_components(environ, nodes, expand):
   return [number[component_of[node]] for node in nodes]
 
 
-def _het_task_index(environ, nodes, counts):
-  """Returns this task's index in a heterogeneous step: its node-major slot.
+def _node_major_index(environ, nodes, counts):
+  """Returns this task's index when tasks are numbered node by node.
 
-  Every task sees one SLURM_DISTRIBUTION, the last component's (Slurm 22.05
-  to 26.05), so no task knows how the other components laid out their
-  ranks. Tasks are numbered node by node
-  instead, in component order (the same as Slurm's ranks when every
-  component is laid out block-wise, Slurm's default), which every task
-  computes alike; a task finds itself by its node and SLURM_LOCALID.
+  The index is the number of tasks on the nodes before this task's node plus
+  its local index: every task computes its own from its node
+  (`SLURMD_NODENAME`) and `SLURM_LOCALID`, and all of them number the step
+  alike. This is how the resolver numbers the tasks of
+
+    * heterogeneous steps: every task sees one SLURM_DISTRIBUTION, the
+      last component's (Slurm 22.05 to 26.05), so no task can place the
+      ranks of the other components; the nodes are in component order (the
+      same as Slurm's ranks when every component is laid out block-wise,
+      Slurm's default);
+    * block steps: Slurm 26.05 deals their ranks to the nodes in the order
+      of the network topology (topology/tree, topology/block), which no
+      variable tells; the nodes stay in list order, as `SLURM_NODEID` and
+      the tasks per node do (where Slurm keeps list order, the index is
+      `SLURM_PROCID`).
   """
   name = _require(environ, 'SLURMD_NODENAME')
   if name not in nodes:
-    raise RuntimeError('SLURMD_NODENAME=%r is not in the step node list %s' %
-                       (name, list(nodes)))
+    raise RuntimeError(
+        'SLURMD_NODENAME=%r is not in the step node list %s '
+        '(SLURM_STEP_NODELIST=%r)' %
+        (name, slurm_hostlist.abbreviate(nodes),
+         environ.get('SLURM_STEP_NODELIST')))
   node = nodes.index(name)
   local = slurm_hostlist.parse_int('SLURM_LOCALID',
                                    _require(environ, 'SLURM_LOCALID'), 0,
@@ -544,7 +559,8 @@ def _layout(environ, nodes, counts, counts_source, expand, is_batch):
 
   Returns:
     (nodes, counts, (rank_nodes, rank_locals), the heterogeneous component
-    of every node or None), as in `SlurmStep`.
+    of every node or None, whether tasks are numbered node by node:
+    `_node_major_index`), as in `SlurmStep`.
   """
   components = None if is_batch else _het_components(environ, nodes, expand)
   if components is not None:
@@ -553,17 +569,19 @@ def _layout(environ, nodes, counts, counts_source, expand, is_batch):
     order = sorted(range(len(nodes)), key=components.__getitem__)
     counts = [counts[node] for node in order]
     return ([nodes[node] for node in order], counts, deal_ranks(counts),
-            tuple(components[node] for node in order))
+            tuple(components[node] for node in order), True)
   kind, chunk = _parse_distribution(
       environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
   if kind != 'arbitrary':
-    return nodes, counts, deal_ranks(counts, chunk), None
+    # A batch script is one task, SLURM_PROCID 0, of no step.
+    return (nodes, counts, deal_ranks(counts, chunk), None,
+            kind == 'block' and not is_batch)
   hostfile = _require(environ, 'SLURM_HOSTFILE',
                       ' SLURM_DISTRIBUTION=arbitrary needs it.')
   rank_nodes = _hostfile_rank_nodes(hostfile, nodes, counts, counts_source,
                                     expand)
   return (nodes, counts, (tuple(rank_nodes),
-                          local_indices(rank_nodes, len(nodes))), None)
+                          local_indices(rank_nodes, len(nodes))), None, False)
 
 
 def _parse_variable(name, value, parse, where=''):
@@ -577,10 +595,8 @@ def _parse_variable(name, value, parse, where=''):
 def _check_counts(nodes, counts, source):
   """Raises ValueError naming a node whose count is not in 1..MAX."""
   for node, count in zip(nodes, counts):
-    if (isinstance(count, bool) or not isinstance(count, int) or
-        not 1 <= count <= MAX_TASKS_PER_NODE):
-      raise ValueError('%s: node %r has %r tasks; expected an integer in '
-                       '1..%d' % (source, node, count, MAX_TASKS_PER_NODE))
+    check_int('%s: tasks of node %r' % (source, node), count, 1,
+              MAX_TASKS_PER_NODE)
 
 
 def _counts_from_argument(tasks_per_node, nodes, nodelist_text, variables):
@@ -654,30 +670,53 @@ def _layout_variables(environ, variables, step):
   return ', '.join(layout)
 
 
-def _gtids_agree(gtids, step, node):
-  """Whether SLURM_GTIDS (the ranks on this node) agrees with the layout.
+def _parse_gtids(text):
+  """Parses SLURM_GTIDS, the ranks of the step's tasks on this node."""
+  if text.count(',') >= MAX_TASKS_PER_NODE:
+    raise ValueError('more than %d ranks' % MAX_TASKS_PER_NODE)
+  return [slurm_hostlist.parse_int('rank', rank, 0, MAX_TASKS - 1)
+          for rank in text.split(',')]
 
-  The layout's place of each rank Slurm lists is looked up, rather than all
-  ranks searched for those on the node.
+
+def _gtids_problem(environ, step, procid, by_node):
+  """What SLURM_GTIDS (the ranks on this node) contradicts, or None.
+
+  Every task checks that it holds as many ranks as the node runs tasks and
+  that its own, at `SLURM_LOCALID`, is its `SLURM_PROCID`. Where tasks are
+  numbered in Slurm's rank order, each rank's place in the layout is looked
+  up too (rather than all ranks searched for those on the node).
   """
-  if gtids is None:
-    return True
-  ranks = gtids.split(',')
-  if len(ranks) != step.tasks_per_node[node]:
-    return False
-  for local, rank in enumerate(ranks):
-    rank = rank.strip()
-    if (not rank.isdigit() or int(rank) >= step.num_tasks or
-        step.place_of(int(rank)) != (node, local)):
-      return False
-  return True
+  text = environ.get('SLURM_GTIDS')
+  if text is None:
+    return None
+  ranks = _parse_variable('SLURM_GTIDS', text, _parse_gtids)
+  node, local = step.place
+  if len(ranks) != step.tasks_per_node[node] or ranks[local] != procid:
+    return ('SLURM_GTIDS: Slurm says %r, expected the ranks of the %d tasks '
+            'of this node with this task\'s, SLURM_PROCID %d, at its '
+            'SLURM_LOCALID %d' % (text, step.tasks_per_node[node], procid,
+                                  local))
+  if by_node or all(
+      rank < step.num_tasks and step.place_of(rank) == (node, other)
+      for other, rank in enumerate(ranks)):
+    return None
+  return 'SLURM_GTIDS: Slurm says %r, derived %r' % (
+      text, ','.join(map(str, step.node_ranks(node))))
 
 
-def _check_against_task(environ, step, variables):
+def _check_against_task(environ, step, variables, procid, by_node):
   """Compares the derived layout with what this task's variables say.
+
+  Args:
+    environ: The environment.
+    step: The `SlurmStep` derived.
+    variables: The `_StepVariables` it was derived from.
+    procid: `SLURM_PROCID`.
+    by_node: Whether tasks are numbered node by node (`_node_major_index`).
 
   Raises:
     RuntimeError: Showing both sides, on any difference.
+    ValueError: If SLURM_GTIDS is malformed.
   """
   node, local = step.place
   derived = {
@@ -685,24 +724,23 @@ def _check_against_task(environ, step, variables):
       'SLURM_NODEID': str(node),
       'SLURM_LOCALID': str(local),
   }
-  # A batch script's SLURM_GTIDS is 0, whatever the job; in a heterogeneous
-  # step, task indices are node-major slots, not ranks.
-  if (not variables.is_batch and not step.heterogeneous and
-      not _gtids_agree(environ.get('SLURM_GTIDS'), step, node)):
-    derived['SLURM_GTIDS'] = ','.join(map(str, step.node_ranks(node)))
   mismatches = [
       '%s: Slurm says %r, derived %r' % (name, environ[name], value)
       for name, value in derived.items()
       if name in environ and environ[name].strip() != value
   ]
+  # A batch script's SLURM_GTIDS is 0, whatever the job; in a heterogeneous
+  # step, task indices are node-major slots of several components.
+  if not variables.is_batch and not step.heterogeneous:
+    gtids = _gtids_problem(environ, step, procid, by_node)
+    if gtids:
+      mismatches.append(gtids)
   if not mismatches:
     return
-  if step.heterogeneous:
-    who = 'SLURM_LOCALID=%r on SLURMD_NODENAME=%r (task %d)' % (
-        environ.get('SLURM_LOCALID'), environ.get('SLURMD_NODENAME'),
-        step.task_index)
-  else:
-    who = 'SLURM_PROCID=%r' % environ.get('SLURM_PROCID')
+  who = 'SLURM_PROCID=%r' % environ.get('SLURM_PROCID')
+  if by_node:
+    who = 'SLURM_LOCALID=%r on SLURMD_NODENAME=%r (%s)' % (
+        environ.get('SLURM_LOCALID'), environ.get('SLURMD_NODENAME'), who)
   raise RuntimeError(
       'The task layout derived from the Slurm environment does not match '
       'this task: %s is task %d of %d, which the layout (%s) puts on node '
@@ -1203,16 +1241,19 @@ def read_step(environ,
   total = sum(counts)
   _check_num_tasks(environ, variables, total, counts_source)
   _check_distinct(nodes, variables, environ)
-  nodes, counts, (rank_nodes, rank_locals), node_components = _layout(
-      environ, nodes, counts, counts_source, expand, variables.is_batch)
-  if node_components is None:
-    rank = slurm_hostlist.parse_int('SLURM_PROCID', environ['SLURM_PROCID'],
+  nodes, counts, (rank_nodes, rank_locals), node_components, by_node = (
+      _layout(environ, nodes, counts, counts_source, expand,
+              variables.is_batch))
+  procid = slurm_hostlist.parse_int('SLURM_PROCID', environ['SLURM_PROCID'],
                                     0, MAX_TASKS - 1)
-  else:
-    rank = _het_task_index(environ, nodes, counts)
-  if rank >= total:
+  if procid >= total:
     raise RuntimeError('SLURM_PROCID=%d but the step has only %d tasks (%s)' %
-                       (rank, total, counts_source))
+                       (procid, total, counts_source))
+  # Without its node and local index (which srun sets in every task), a task
+  # of a block step is numbered by SLURM_PROCID, in list order.
+  by_node = by_node and (node_components is not None or (
+      'SLURMD_NODENAME' in environ and 'SLURM_LOCALID' in environ))
+  rank = _node_major_index(environ, nodes, counts) if by_node else procid
   reserved_ports = environ.get('SLURM_STEP_RESV_PORTS')
   if reserved_ports is not None:
     reserved_ports = _parse_variable('SLURM_STEP_RESV_PORTS', reserved_ports,
@@ -1228,7 +1269,7 @@ def read_step(environ,
       counts_source=counts_source,
       reserved_ports=reserved_ports,
       job_step=(_job_id(environ), _step_id(environ)))
-  _check_against_task(environ, step, variables)
+  _check_against_task(environ, step, variables, procid, by_node)
   return step
 
 

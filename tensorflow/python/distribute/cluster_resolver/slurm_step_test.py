@@ -89,8 +89,8 @@ class ReadStepTest(parameterized.TestCase):
     self.assertEqual((2, 2), step.tasks_per_node)
 
   def testLayoutContradictingTheTaskIsRuntimeErrorShowingBoth(self):
-    # Rank 1 of a cyclic step, read without SLURM_DISTRIBUTION.
-    env = slurm_test_util.cyclic_env(1, SLURM_DISTRIBUTION=None)
+    # Rank 1 of a cyclic step, read as plane=4 (ranks 0-3 on n1).
+    env = slurm_test_util.cyclic_env(1, SLURM_DISTRIBUTION='plane=4')
     with self.assertRaisesRegex(
         RuntimeError, r"SLURMD_NODENAME: Slurm says 'n2', derived 'n1'"):
       slurm_step.read_step(env)
@@ -191,14 +191,25 @@ class StrictVariableTest(parameterized.TestCase):
                                    SLURM_DISTRIBUTION='plane=2')
     self.assertEqual([2, 3], slurm_step.read_step(env).node_ranks(1))
 
-  def testRankContradictingTheLayoutNamesTheRankAndTheLayout(self):
+  @parameterized.named_parameters(
+      ('_cyclic', 'cyclic',
+       r"SLURM_PROCID='1' is task 1 of 2, which the layout "
+       r"\(SLURM_STEP_NODELIST='n\[1-2\]', SLURM_STEP_TASKS_PER_NODE='1,1', "
+       r"SLURM_DISTRIBUTION='cyclic'\) puts on node 'n2'.*SLURMD_NODENAME: "
+       r"Slurm says 'n1'"),
+      # Tasks of block steps are numbered node by node: SLURM_GTIDS tells.
+      ('_block', None,
+       r"SLURM_LOCALID='0' on SLURMD_NODENAME='n1' \(SLURM_PROCID='1'\) is "
+       r"task 0 of 2.*SLURM_GTIDS: Slurm says '0', expected the ranks of the 1 "
+       r"tasks of this node with this task's, SLURM_PROCID 1, at its "
+       r'SLURM_LOCALID 0'),
+  )
+  def testRankContradictingTheLayoutNamesTheRankAndTheLayout(
+      self, distribution, regex):
     env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
-                                   SLURM_PROCID='1')
-    self.assertReadFails(
-        RuntimeError, r"SLURM_PROCID='1' is task 1 of 2, which the layout "
-        r"\(SLURM_STEP_NODELIST='n\[1-2\]', SLURM_STEP_TASKS_PER_NODE='1,1', "
-        r"SLURM_DISTRIBUTION=None\) puts on node 'n2'.*SLURMD_NODENAME: Slurm "
-        r"says 'n1'", env)
+                                   SLURM_PROCID='1',
+                                   SLURM_DISTRIBUTION=distribution)
+    self.assertReadFails(RuntimeError, regex, env)
 
   def testNumTasksDisagreeingWithTasksPerNodeNamesBoth(self):
     env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
@@ -229,8 +240,8 @@ class StrictVariableTest(parameterized.TestCase):
     env = slurm_test_util.step_env('n1', '70000', 'n1', 0,
                                    SLURM_STEP_NUM_TASKS=None)
     self.assertReadFails(
-        ValueError, r"SLURM_STEP_TASKS_PER_NODE='70000': node 'n1' has 70000 "
-        r'tasks; expected an integer in 1..65533', env)
+        ValueError, r"SLURM_STEP_TASKS_PER_NODE='70000': tasks of node 'n1'="
+        r'70000: expected an integer in 1..65533', env)
 
   def testStepOfMoreTasksThanTheMaximumIsValueError(self):
     env = slurm_test_util.step_env('n[1-20]', '60000(x20)', 'n1', 0,
@@ -520,7 +531,8 @@ class BlockStepTest(absltest.TestCase):
       slurm_step.block_step({'a': 3}, 3, slurm_step.SlurmGpus())
 
   def testCountBelowOneIsValueErrorNamingTheHost(self):
-    with self.assertRaisesRegex(ValueError, r"node 'a' has 0 tasks"):
+    with self.assertRaisesRegex(ValueError,
+                                r"tasks of node 'a'=0: expected an integer"):
       slurm_step.block_step({'a': 0, 'b': 1}, 0, slurm_step.SlurmGpus())
 
   def testHostsThatAreTheSameTextAreValueError(self):
@@ -533,7 +545,8 @@ class BlockStepTest(absltest.TestCase):
     self.assertEqual(('7', 'b'), step.nodes)
 
   def testCountAboveTheMaximumIsValueErrorNamingTheHost(self):
-    with self.assertRaisesRegex(ValueError, r"node 'a' has 100000 tasks"):
+    with self.assertRaisesRegex(
+        ValueError, r"tasks of node 'a'=100000: expected an integer"):
       slurm_step.block_step({'a': 100000}, 0, slurm_step.SlurmGpus())
 
 

@@ -49,6 +49,7 @@ import subprocess
 import sys
 import time
 
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.failure_handling import failure_handling
 from tensorflow.python.platform import tf_logging as logging
 from tensorflow.python.util.tf_export import tf_export
@@ -65,6 +66,8 @@ _SCONTROL_TIMEOUT_SECS = 10
 # Signals that cannot be the early warning: SIGTERM is always handled, and
 # SIGKILL and SIGSTOP cannot be caught.
 _NOT_A_WARNING = (signal.SIGTERM, signal.SIGKILL, signal.SIGSTOP)
+# Slurm's restart counts and times are unsigned, at most 64-bit.
+_MAX_NUMBER = 2**64 - 1
 
 # What a stop calls for: `requeue` says whether the job should be requeued,
 # `why` says why, for the log.
@@ -104,7 +107,8 @@ def decide(warned, terminated_at, job, restart_count, end_time):
     A `Decision`.
   """
   if job is not None:
-    restarts = int(job.get('Restarts', '0'))
+    restarts = slurm_hostlist.parse_int('Restarts', job.get('Restarts', '0'),
+                                        0, _MAX_NUMBER)
     if restarts > restart_count:
       return Decision(False, 'Slurm has requeued the job itself (Restarts=%d, '
                       'SLURM_RESTART_COUNT=%d): a preemption' %
@@ -146,11 +150,7 @@ def _int_variable(environ, name):
   value = environ.get(name)
   if value is None or value == '':
     return None
-  try:
-    return int(value)
-  except ValueError:
-    raise ValueError('%s=%r is not an integer; Slurm sets it to a whole '
-                     'number' % (name, value)) from None
+  return slurm_hostlist.parse_int(name, value, 0, _MAX_NUMBER)
 
 
 def _checked_signal(warning_signal):

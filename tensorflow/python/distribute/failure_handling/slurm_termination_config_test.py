@@ -287,6 +287,13 @@ class SlurmTerminationConfigTest(absltest.TestCase):
       self._config(dict(_TASK0, SLURM_RESTART_COUNT='x'))
     self.assertEmpty(self.signals.handlers)
 
+  def testNonAsciiDigitInTheEndTimeIsRefusedByName(self):
+    with self.assertRaisesRegex(ValueError,
+                                "^SLURM_JOB_END_TIME='1\u00b2': expected an "
+                                'integer in 0..'):
+      self._config(dict(_TASK0, SLURM_JOB_END_TIME='1\u00b2'))
+    self.assertEmpty(self.signals.handlers)
+
   def testRestartCountIsLoggedAtResume(self):
     with self.assertLogs('tensorflow', 'WARNING') as logs:
       self._config(dict(_TASK0, SLURM_RESTART_COUNT='2'))
