@@ -508,7 +508,7 @@ class UnboundStepGpusTest(slurm_resolver_test_util.ResolverTestCase):
         gpus=['0', '1', '0', '1'])
     self.run.assert_not_called()
 
-  def testAsSlurm24_11NamesThemTheyAreDealtToo(self):
+  def testInSlurm2411FormTheyAreDealtToo(self):
     self.assertEveryTask(
         step_envs('n1', '2', 'n1 n1', SLURM_CONF=self.conf,
                   SLURMD_TRES_BIND='gres/gpu:none', SLURM_GPUS_ON_NODE='2',
