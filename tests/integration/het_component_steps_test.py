@@ -46,8 +46,9 @@ CONNECT_SECONDS = 60
 STEPS = (
     ('component0', [], ['n9'], None),
     ('component1-n1', ['--het-group=1', '-n1'], ['n10'], None),
+    # An ordinary cyclic step: every task's index is its SLURM_PROCID.
     ('component1-cyclic', ['--het-group=1', '-m', 'cyclic'],
-     ['n10', 'n11', 'n10'], None),
+     ['n10', 'n11', 'n10'], {0: 0, 1: 1, 2: 2}),
     # Node by node: n9's rank 0, n10's ranks 1 and 3, then n11's rank 2.
     ('both-cyclic', ['--het-group=0,1', '-m', 'cyclic'],
      ['n9', 'n10', 'n11', 'n10'], {0: 0, 1: 1, 3: 2, 2: 3}),

@@ -56,7 +56,9 @@ def numbered_by_node(slurm):
 
   It does in block steps (SLURM_DISTRIBUTION block, block:*, or unset),
   whose ranks Slurm 26.05 deals in network-topology order, and in
-  heterogeneous steps; elsewhere a task's index is its SLURM_PROCID.
+  heterogeneous steps; elsewhere a task's index is its SLURM_PROCID. (A
+  step of one component of a heterogeneous allocation carries
+  SLURM_HET_SIZE too but is an ordinary step: its callers name the ids.)
 
   Args:
     slurm: A task's Slurm variables.
