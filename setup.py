@@ -14,7 +14,8 @@
 # ==============================================================================
 """Builds the tf-slurm-resolver wheel; the metadata is in pyproject.toml.
 
-Besides pip_package/tf_slurm_resolver, a wheel gets, copied at build time so
+Besides pip_package/tf_slurm_resolver and the companion tf_slurm (without its
+tests), a wheel gets, copied at build time so
 that the repository keeps one copy of each:
 - every `tensorflow/**.py` module of the repository except tests, under
   `tf_slurm_resolver/tensorflow/` (no `__init__.py`, as in the repository);
@@ -49,7 +50,11 @@ def overlay_files(root=ROOT):
 
 
 class BuildPy(build_py.build_py):
-  """build_py that also copies the modules and the .pth."""
+  """build_py that also copies the modules and the .pth; no tests."""
+
+  def find_package_modules(self, package, package_dir):
+    return [module for module in super().find_package_modules(
+        package, package_dir) if not module[1].endswith('_test')]
 
   def run(self):
     super().run()

@@ -33,6 +33,8 @@ from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import launchers
+from tf_slurm import resolver as tf_slurm_resolver
 
 _FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures', 'launchers')
 _OPEN_MPI_4 = slurm_launcher.OPEN_MPI_4
@@ -102,7 +104,7 @@ class LauncherFixturesTest(parameterized.TestCase):
   def testEveryRankIsPlacedOnItsRealNode(self, name):
     launcher, mapping = _PLACED[name]
     ranks = _ranks(name)
-    launches = [slurm_launcher.read_launch(env, host) for env, host in ranks]
+    launches = [launchers.read_launch(env, host) for env, host in ranks]
     truth = [(host, _launcher_local_rank(env)) for env, host in ranks]
     for rank, launch in enumerate(launches):
       self.assertEqual((launcher, mapping, rank),
@@ -117,9 +119,9 @@ class LauncherFixturesTest(parameterized.TestCase):
       if rank in refusing:
         with self.assertRaisesRegex(RuntimeError,
                                     '%s.*Launch with srun -N3 -n' % message):
-          slurm_launcher.read_launch(env, host)
+          launchers.read_launch(env, host)
       else:
-        launch = slurm_launcher.read_launch(env, host)
+        launch = launchers.read_launch(env, host)
         self.assertEqual((host, _launcher_local_rank(env)),
                          slurm_test_util.launch_places(launch)[rank])
 
@@ -128,15 +130,35 @@ class LauncherFixturesTest(parameterized.TestCase):
     for env, host in _ranks(name):
       self.assertEqual(_SRUN[name], slurm_launcher.detect_launcher(env))
       slurm_launcher.check_srun_rank(env, _SRUN[name])
-      self.assertIsNone(slurm_launcher.read_launch(env, host))
+      self.assertIsNone(launchers.read_launch(env, host))
       self.assertEqual(host, env['SLURMD_NODENAME'])
 
-  def _resolve(self, env, host, **kwargs):
-    """SlurmClusterResolver in a rank's recorded environment and host."""
+  def _resolve(self, env, host, resolver_class=None, **kwargs):
+    """A resolver in a rank's recorded environment and host.
+
+    Args:
+      env: The rank's environment.
+      host: Its host name.
+      resolver_class: The class (default: the companion's, which places MPI
+        launches).
+      **kwargs: The constructor's arguments.
+
+    Returns:
+      (the resolver, CUDA_VISIBLE_DEVICES after it).
+    """
+    resolver_class = resolver_class or tf_slurm_resolver.SlurmClusterResolver
     with mock.patch.dict(os.environ, env, clear=True), mock.patch.object(
-        slurm_step.socket, 'gethostname', return_value=host):
-      resolver = slurm_cluster_resolver.SlurmClusterResolver(**kwargs)
+        launchers.socket, 'gethostname', return_value=host):
+      resolver = resolver_class(**kwargs)
       return resolver, os.environ.get('CUDA_VISIBLE_DEVICES')
+
+  @parameterized.named_parameters(
+      (name, name) for name in sorted(set(_PLACED) | set(_REFUSED)))
+  def testTheCoreResolverRefusesEveryRankNamingTheSrunLine(self, name):
+    for rank, (env, host) in enumerate(_ranks(name)):
+      with self.subTest(rank=rank), self.assertRaisesRegex(
+          RuntimeError, r'started this process: .* Launch with srun -N3 -n'):
+        self._resolve(env, host, slurm_cluster_resolver.SlurmClusterResolver)
 
   @parameterized.named_parameters((name, name) for name in sorted(_PLACED))
   def testEveryRankResolvesTheClusterOfTheRealPlacement(self, name):
@@ -162,7 +184,7 @@ class LauncherFixturesTest(parameterized.TestCase):
           expanded.append(nodelist)
           return slurm_hostlist.expand_hostlist(nodelist)
 
-        slurm_step.read_step(env, expand=spy, hostname=host)
+        launchers.read_step(env, expand=spy, hostname=host)
         self.assertEqual([env['SLURM_JOB_NODELIST']], expanded)
 
   @parameterized.named_parameters(

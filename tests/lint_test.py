@@ -1,7 +1,8 @@
 """Lint of the files the patch carries into TensorFlow, as TensorFlow lints.
 
 Every file tools/make_tf_patch.py carries (the packages' slurm_*.py files,
-README_Slurm.md, the Slurm targets' BUILDs and the release note): at most 80
+README_Slurm.md, the Slurm targets' BUILDs and the release note), and the
+companion's (tf_slurm/): at most 80
 columns (Google's style exempts long import lines and URLs), no trailing
 blank lines, and, for the Python files, no message of pylint with the Google
 style settings of tools/pylintrc. pylint reads the files where TensorFlow
@@ -23,8 +24,12 @@ from absl.testing import absltest
 from tools import make_tf_patch as mtp
 
 _ROOT = mtp.ROOT
+# The companion (tf_slurm/), linted alike.
+_COMPANION = sorted('tf_slurm/' + name
+                    for name in os.listdir(os.path.join(_ROOT, 'tf_slurm'))
+                    if name.endswith('.py') or name == 'BUILD')
 FILES = sorted([p for p in mtp.repo_files() if p not in mtp.GOLDENS] +
-               list(mtp.BUILDS) + [mtp.RELEASE_NOTE])
+               list(mtp.BUILDS) + [mtp.RELEASE_NOTE] + _COMPANION)
 # Files that fail today, each to be removed from here as it is cleaned (the
 # test fails for a file listed here that passes).
 KNOWN_FAILING = frozenset()
@@ -53,7 +58,9 @@ def link_tree(dest, files):
         if os.path.islink(here):
           os.unlink(here)
         os.mkdir(here)
-        for name in os.listdir(os.path.join(source, *parts[:depth])):
+        pip_folder = os.path.join(source, *parts[:depth])
+        names = os.listdir(pip_folder) if os.path.isdir(pip_folder) else []
+        for name in names:
           os.symlink(os.path.join(source, *parts[:depth] + [name]),
                      os.path.join(here, name))
     if os.path.lexists(os.path.join(dest, relpath)):

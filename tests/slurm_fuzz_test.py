@@ -64,10 +64,10 @@ import hypothesis.configuration
 from hypothesis import strategies as st
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_explain
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tests.fixtures import recorded_steps
+from tf_slurm import explain
 
 if 'TEST_TMPDIR' in os.environ:
   # Under Bazel the runfiles tree is read-only: Hypothesis caches go here.
@@ -456,7 +456,7 @@ class SlurmFuzzTest(absltest.TestCase):
     signal.setitimer(signal.ITIMER_REAL, _CASE_SECONDS)
     try:
       with mock.patch.object(sys, 'stderr', io.StringIO()) as err:
-        status = slurm_explain.main(['--all'], environ=env, out=out)
+        status = explain.main(['--all'], environ=env, out=out)
     except _Hang:
       self.fail('explain did not end within %s s' % _CASE_SECONDS)
     finally:

@@ -4,7 +4,7 @@ tools/make_tf_patch.py writes the repository's files over the tree's in a
 scratch git repository and `git diff` makes the patch. Here it is made
 against a tree rebuilt from pip TensorFlow 2.21 (`pip_tree`), applied with
 `git apply` and with `patch -p1`, and the patched tree is used: its carried
-tests and the explain command run over pip TensorFlow with the tree's
+tests run over pip TensorFlow with the tree's
 modules, nothing of this repository on the import path. The BUILD splice,
 the API generation's import and the release note are checked on samples in
 the shape of TensorFlow's files.
@@ -24,7 +24,6 @@ _RELEASE = '2.21'
 _FAILURE_HANDLING_BUILD = mtp.FAILURE_HANDLING + '/BUILD'
 _MODULE_GOLDEN = ('tensorflow/tools/api/golden/v2/'
                   'tensorflow.distribute.experimental.pbtxt')
-_EXPLAIN = 'tensorflow.python.distribute.cluster_resolver.slurm_explain'
 
 # A BUILD in the shape of TensorFlow 2.21's cluster_resolver/BUILD.
 _TREE_BUILD = '''\
@@ -173,8 +172,6 @@ class PatchedPipTreeTest(absltest.TestCase):
                        slurm, build)
       for name in slurm:
         self.assertEqual(tree[name], ours[name])
-    self.assertIn('":slurm_explain_lib",',
-                  _rules(_read(self.by_git, mtp.BUILD))[mtp.WHEEL_TARGET])
 
   def testFailureHandlingBuildGetsNoStandIn(self):
     build = _read(self.by_git, _FAILURE_HANDLING_BUILD)
@@ -231,32 +228,14 @@ class PatchedPipTreeTest(absltest.TestCase):
       self.assertGreater(counts['run'], counts['skipped'], name)
       self.assertEqual((counts['failures'], counts['errors']), (0, 0), name)
 
-  def testExplainRunsFromTheLibTargetsModule(self):
-    tree = os.path.realpath(self.by_git)
-    python = mtp._bare_python(os.path.join(self.scratch, 'explain-venv'),
-                              overlay_root=tree)
-    result = subprocess.run(
-        [python, '-c', 'import os, runpy, sys, %s as m; print("FILE", '
-         'os.path.realpath(m.__file__)); sys.argv = ["x", "--help"]; '
-         'runpy.run_module(%r, run_name="__main__")' % (_EXPLAIN, _EXPLAIN)],
-        capture_output=True,
-        text=True, env=mtp._quiet_env(), cwd=self.scratch, timeout=300,
-        check=False)
-    self.assertEqual(result.returncode, 0, result.stderr[-3000:])
-    self.assertIn('FILE %s/%s/slurm_explain.py' % (tree, mtp.PACKAGE),
-                  result.stdout)
-    self.assertIn('usage: python -m %s' % _EXPLAIN, result.stdout)
-    explain_lib = _rules(_read(self.by_git, mtp.BUILD))['slurm_explain_lib']
-    self.assertIn('srcs = ["slurm_explain.py"]', explain_lib)
-
   def testReleaseNoteIsAtTheTop(self):
     self.assertEqual(
         _read(self.by_git, mtp.RELEASE_NOTES),
         mtp.insert_release_note(_RELEASE_MD, _read(mtp.ROOT, mtp.RELEASE_NOTE),
                                 _RELEASE))
 
-  def testNotesNameTheWheelTarget(self):
-    self.assertIn('cluster_resolver_lib', self.notes[0])
+  def testNotesNameTheExportsTarget(self):
+    self.assertIn(mtp.EXPORTS_TARGET, self.notes[0])
     self.assertIn('Notes:\n  * ' + self.notes[0], self.patch)
 
   def testPatchForAnotherModuleIsRefusedByBoth(self):
@@ -297,21 +276,13 @@ class SpliceBuildTest(absltest.TestCase):
   def testNewTargetsGoNextToTheTreesSlurmTargets(self):
     names = list(_rules(self.spliced))
     self.assertEqual(names[:2], ['cluster_resolver_lib', 'slurm_hostlist_py'])
-    self.assertLess(names.index('slurm_explain'),
+    self.assertLess(names.index('slurm_step_py'),
                     names.index('kubernetes_cluster_resolver_py'))
     self.assertEqual(names[-1], 'kubernetes_cluster_resolver_py_test')
 
-  def testExplainLibIsAddedToTheWheelTarget(self):
-    wheel = mtp.add_dep(_TREE_BUILD, mtp.BUILD, mtp.WHEEL_TARGET, mtp.WHEEL_DEP)
-    self.assertIn('        ":slurm_cluster_resolver_py",\n'
-                  '        ":slurm_explain_lib",\n'
-                  '        ":tpu_cluster_resolver_py",\n'
-                  '    ],  # placeholder for google-internal dependencies,,\n',
-                  wheel)
-
   def testLoadsGetTheSymbolsTheTargetsUse(self):
-    self.assertIn('load("//tensorflow:strict.default.bzl", "py_strict_binary",'
-                  ' "py_strict_library")\n', self.spliced)
+    self.assertIn('load("//tensorflow:strict.default.bzl", '
+                  '"py_strict_library")\n', self.spliced)
     self.assertIn('load(\n    "//tensorflow:tensorflow.default.bzl",\n    '
                   '"tf_py_strict_test",\n)\n', self.spliced)
 
@@ -327,11 +298,11 @@ class SpliceBuildTest(absltest.TestCase):
     self.assertNotIn('slurm_gone', spliced)
     self.assertNotIn('\n\n\n', spliced)
 
-  def testTreeWithoutTheWheelTargetIsRefused(self):
+  def testDepOnATargetTheTreeLacksIsRefused(self):
     tree = _TREE_BUILD.replace('"cluster_resolver_lib"', '"other_lib"')
     with self.assertRaisesRegex(mtp.PatchError,
                                 'no target cluster_resolver_lib'):
-      mtp.add_dep(tree, mtp.BUILD, mtp.WHEEL_TARGET, mtp.WHEEL_DEP)
+      mtp.add_dep(tree, mtp.BUILD, 'cluster_resolver_lib', ':slurm_step_py')
 
 
 class SpliceFailureHandlingBuildTest(absltest.TestCase):

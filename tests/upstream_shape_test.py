@@ -20,7 +20,7 @@ _FOLDER = os.path.join(_ROOT, 'tensorflow', 'python', 'distribute',
                        'cluster_resolver')
 _PACKAGE = 'tensorflow.python.distribute.cluster_resolver'
 _MODULES = ('slurm_hostlist', 'slurm_step', 'slurm_launcher',
-            'slurm_cluster_resolver', 'slurm_explain')
+            'slurm_cluster_resolver')
 _PURE_MODULES = ('slurm_hostlist', 'slurm_step', 'slurm_launcher')
 # Those and the files of their tests, which need no TensorFlow either.
 _TENSORFLOW_FREE = _PURE_MODULES + ('slurm_test_util', 'slurm_hostlist_test',

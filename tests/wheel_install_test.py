@@ -35,17 +35,22 @@ _MODULE_PATH = os.path.join("tensorflow", "python", "distribute",
                             "cluster_resolver", "slurm_cluster_resolver.py")
 _CONFIG_PATH = os.path.join("tensorflow", "python", "distribute",
                             "failure_handling", "slurm_termination_config.py")
-_EXPLAIN_MODULE = "tensorflow.python.distribute.cluster_resolver.slurm_explain"
+_EXPLAIN_MODULE = "tf_slurm.explain"
 _DIST = "tf-slurm-resolver"
 _PACKAGE = "tf_slurm_resolver"
+_COMPANION = "tf_slurm"
 # What a program sees: where TensorFlow's public class comes from.
 _PROBE = """\
 import inspect, json
 import tensorflow as tf
+from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 cls = tf.distribute.cluster_resolver.SlurmClusterResolver
 config = getattr(tf.distribute.experimental, "SlurmTerminationConfig", None)
 print("PROBE " + json.dumps({
     "resolver": inspect.getsourcefile(cls),
+    "core": inspect.getsourcefile(slurm_cluster_resolver),
+    "extends_core": issubclass(cls,
+                               slurm_cluster_resolver.SlurmClusterResolver),
     "termination_config": config and inspect.getsourcefile(config),
     "v1_is_v2": tf.compat.v1.distribute.cluster_resolver.SlurmClusterResolver
                 is cls,
@@ -70,10 +75,10 @@ def _sha256(path):
     return hashlib.sha256(f.read()).hexdigest()
 
 
-def _repo_modules():
-  """{path under tensorflow/: sha256} of the modules the wheel must ship."""
+def _repo_modules(folder="tensorflow"):
+  """{path under `folder`: sha256} of the modules the wheel must ship."""
   found = {}
-  for dirpath, _, filenames in os.walk(os.path.join(_REPO_ROOT, "tensorflow")):
+  for dirpath, _, filenames in os.walk(os.path.join(_REPO_ROOT, folder)):
     for name in filenames:
       if name.endswith(".py") and not name.endswith("_test.py"):
         path = os.path.join(dirpath, name)
@@ -158,20 +163,29 @@ class WheelInstallTest(absltest.TestCase):
       shipped = {
           name[len(_PACKAGE) + 1:]: hashlib.sha256(wheel.read(name)).hexdigest()
           for name in names if name.startswith(_PACKAGE + "/tensorflow/")}
+      companion = {
+          name: hashlib.sha256(wheel.read(name)).hexdigest()
+          for name in names if name.startswith(_COMPANION + "/")}
     outside = [n for n in names
-               if not n.startswith((_PACKAGE + "/", _PACKAGE + "-"))
+               if not n.startswith((_PACKAGE + "/", _PACKAGE + "-",
+                                    _COMPANION + "/"))
                and n != _PACKAGE + ".pth"]
     # Nothing for TensorFlow's folders (or a top-level sitecustomize).
     self.assertEqual(outside, [])
-    # The repository's modules, unchanged, tests left out.
+    # The repository's modules and the companion, unchanged, tests left out.
     self.assertEqual(shipped, _repo_modules())
+    self.assertEqual(companion, _repo_modules(_COMPANION))
 
   def test_installed_wheel_gives_tensorflow_this_resolver(self):
     self.assertEqual(self.install.returncode, 0, self.install.stderr)
     seen = self.probe(self.installed)
     served = os.path.join(self.site, _PACKAGE, _MODULE_PATH)
+    self.assertEqual(os.path.realpath(seen["core"]), os.path.realpath(served))
+    # The public class is the companion's, which extends the core's.
     self.assertEqual(os.path.realpath(seen["resolver"]),
-                     os.path.realpath(served))
+                     os.path.realpath(os.path.join(self.site, _COMPANION,
+                                                   "resolver.py")))
+    self.assertTrue(seen["extends_core"])
     self.assertEqual(self.served_sha,
                      _sha256(os.path.join(_REPO_ROOT, _MODULE_PATH)))
     self.assertTrue(seen["v1_is_v2"])

@@ -11,8 +11,7 @@ patch: every slurm_*.py file of PACKAGES (cluster_resolver/, and
 failure_handling/ for SlurmTerminationConfig) and README_Slurm.md (the
 tree's license headers must stay); in each package's BUILD, the
 repository's slurm_* targets as its own BUILD writes them, without its
-stand-ins (`splice_build`); WHEEL_DEP in the deps of WHEEL_TARGET, which
-TensorFlow's pip package takes; SlurmTerminationConfig's target in the deps
+stand-ins (`splice_build`); SlurmTerminationConfig's target in the deps
 of EXPORTS_TARGET, without which API generation would not see its
 tf_export, and its module's import in EXPORTS; the class goldens, the member
 in the goldens of the modules of the classes added (`api_golden`); and
@@ -62,8 +61,6 @@ GOLDENS = tuple(sorted(list(api_golden.GOLDENS.values()) +
 MODULE_GOLDENS = tuple(api_golden.module_golden_path(api, module)
                        for api, module in api_golden.modules_of_added())
 OVERLAY = 'pip_package'  # The overlay's package and its .pth.
-WHEEL_TARGET = 'cluster_resolver_lib'
-WHEEL_DEP = ':slurm_explain_lib'
 RELEASES = ('2.21',)  # Releases the patch is made for (major.minor).
 # A TensorFlow 2.21 build generates the API from the tf_exports of the
 # sources that the deps of EXPORTS_TARGET reach (generator2's api_extractor
@@ -440,7 +437,6 @@ def patched_files(release, base, root=ROOT):
   new = dict(repo)
   for path in BUILDS:
     new[path] = splice_build(tree_file(path), _read(root, path), path)
-  new[BUILD] = add_dep(new[BUILD], BUILD, WHEEL_TARGET, WHEEL_DEP)
   new[EXPORTS] = insert_export(tree_file(EXPORTS))
   new[EXPORTS_BUILD] = add_dep(tree_file(EXPORTS_BUILD), EXPORTS_BUILD,
                                EXPORTS_TARGET, EXPORTS_DEP)
@@ -452,11 +448,7 @@ def patched_files(release, base, root=ROOT):
         new[path] = api_golden.insert_member(new[path], name)
     except ValueError as e:
       raise PatchError('%s: %s' % (path, e)) from e
-  notes = ['%s: %s is added to the deps of %s, which TensorFlow\'s pip package '
-           'takes (through //tensorflow/python/distribute:strategy_combinations'
-           '), so that the explain command is in the wheel' %
-           (BUILD, WHEEL_DEP, WHEEL_TARGET),
-           '%s: %s is added to the deps of %s, whose deps API generation '
+  notes = ['%s: %s is added to the deps of %s, whose deps API generation '
            'reads for tf_export, and %s imports it' %
            (EXPORTS_BUILD, EXPORTS_DEP, EXPORTS_TARGET, EXPORTS)]
   samples = [p for p, text in sorted(_PIP_SAMPLES.items())

@@ -48,17 +48,26 @@ ROOT = next((d for d in (_PACKAGE_DIR,
              if os.path.isdir(os.path.join(d, 'tensorflow'))), None)
 
 
-# Public names that the repository adds to pip TensorFlow's generated API
-# modules (in a TensorFlow tree, the API generator adds them from the
-# module's `tf_export`): API module -> ((name, defining module), ...).
+# Public names that the repository adds to (or replaces in) pip TensorFlow's
+# generated API modules (in a TensorFlow tree, the API generator adds them
+# from the module's `tf_export`): API module -> ((name, defining module),
+# ...).
 _SLURM_TERMINATION_CONFIG = (
     ('SlurmTerminationConfig',
      'tensorflow.python.distribute.failure_handling.slurm_termination_config'),
 )
+# The companion's resolver (tf_slurm: the core's, with the ranks of MPI
+# launchers) in place of the core's, where the companion is installed.
+_COMPANION_RESOLVER = (('SlurmClusterResolver', 'tf_slurm.resolver'),)
 API_ADDITIONS = {
     'tensorflow._api.v2.distribute.experimental': _SLURM_TERMINATION_CONFIG,
     'tensorflow._api.v2.compat.v2.distribute.experimental':
         _SLURM_TERMINATION_CONFIG,
+    'tensorflow._api.v2.distribute.cluster_resolver': _COMPANION_RESOLVER,
+    'tensorflow._api.v2.compat.v1.distribute.cluster_resolver':
+        _COMPANION_RESOLVER,
+    'tensorflow._api.v2.compat.v2.distribute.cluster_resolver':
+        _COMPANION_RESOLVER,
 }
 
 
@@ -74,8 +83,14 @@ class _AddingLoader:
 
   def exec_module(self, module):
     self.loader.exec_module(module)
+    # A v1 API module puts a wrapper of itself in sys.modules, which keeps
+    # its own copy of the module's names: set them in both.
+    targets = {id(t): t for t in (module, sys.modules.get(module.__name__))
+               if t is not None}
     for name, source in self.additions:
-      setattr(module, name, getattr(importlib.import_module(source), name))
+      value = getattr(importlib.import_module(source), name)
+      for target in targets.values():
+        setattr(target, name, value)
 
   def __getattr__(self, name):  # get_source, get_filename, ...
     return getattr(self.loader, name)
@@ -92,6 +107,12 @@ def is_tested(version):
   """Whether `version` ('2.21.0') is of a release in TESTED_RELEASES."""
   return version is not None and any(
       version == r or version.startswith(r + '.') for r in TESTED_RELEASES)
+
+
+def _is_installed(module):
+  """Whether `module` outside `tensorflow` can be imported (not importing it)."""
+  top = module.split('.')[0]
+  return top != 'tensorflow' and importlib.util.find_spec(top) is not None
 
 
 class _OverlayFinder:
@@ -129,10 +150,10 @@ class _OverlayFinder:
 
   def find_spec(self, fullname, path=None, target=None):
     # API modules: only names of modules this root has (a patched tree may
-    # lack them).
+    # lack them) or, for the companion, that are installed.
     additions = tuple((name, source)
                       for name, source in API_ADDITIONS.get(fullname, ())
-                      if source in self.modules)
+                      if source in self.modules or _is_installed(source))
     if additions and self.serving():
       return self._api_spec(fullname, path, target, additions)
     filename = self.modules.get(fullname)

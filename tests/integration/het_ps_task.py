@@ -25,7 +25,7 @@ Slurm's SIGTERM ends them).
 
 Before that, every task also records, for the test to compare with its own
 resolution: the explain command's `--tf-config --het-jobs ...` output, run
-as a user would (`python -m ...slurm_explain`), and the cluster a
+as a user would (`python -m tf_slurm.explain`), and the cluster a
 second resolver gives with `hostlist_expansion='check'` (the step's and every
 component's node list expanded by both the module and Slurm's scontrol).
 """

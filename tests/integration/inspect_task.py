@@ -19,7 +19,7 @@
 Every task writes DIR/<SLURM_PROCID>.json with, in this order:
 
 - `explain`: the explain command run as a user would, in a child Python
-  (`python -m tensorflow.python.distribute.cluster_resolver.slurm_explain`),
+  (`python -m tf_slurm.explain`),
   with `--tf-config` and with `--all` (and MODE): exit status, output and
   wall time of each call;
 - `explain_in_process`: the same command through its `main()` in this
@@ -85,7 +85,7 @@ def main(argv):
   try:
     # pylint: disable=g-import-not-at-top
     from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver as scr
-    from tensorflow.python.distribute.cluster_resolver import slurm_explain
+    from tf_slurm import explain as slurm_explain
     report['module_file'] = scr.__file__
 
     # The explain command in this process: prints, changes no variable.

@@ -2,10 +2,11 @@
 
 Run by every rank that mpirun or mpiexec.hydra starts; writes
 OUT/<launcher rank>.json with its host name, its launcher's rank and local
-rank, and the `Launch` that slurm_launcher.read_launch gives it, or the
-error it raised. The launcher model is pure (tests/upstream_shape_test.py
-keeps it free of TensorFlow), so the task loads it from the repository
-without importing TensorFlow: seconds instead of a minute per rank.
+rank, and the `Launch` that tf_slurm.launchers.read_launch gives it, or the
+error it raised. The launcher model and the core modules it uses are pure
+(tests/upstream_shape_test.py keeps the core's free of TensorFlow), so the
+task loads them from the repository without importing TensorFlow: seconds
+instead of a minute per rank.
 
   python launcher_task.py OUT
 """
@@ -35,8 +36,9 @@ def _import(name):
 
 
 def main(out):
-  slurm_launcher = _import('slurm_launcher')
   slurm_step = _import('slurm_step')
+  sys.path.insert(0, ROOT)
+  launchers = importlib.import_module('tf_slurm.launchers')
   env = os.environ
   rank = env.get('OMPI_COMM_WORLD_RANK', env.get('PMI_RANK'))
   report = {
@@ -46,7 +48,7 @@ def main(out):
                                 env.get('MPI_LOCALRANKID', -1))),
   }
   try:
-    launch = slurm_launcher.read_launch(env, socket.gethostname())
+    launch = launchers.read_launch(env, socket.gethostname())
     report.update(launcher=launch.launcher, nodes=list(launch.nodes),
                   rank_nodes=list(launch.rank_nodes),
                   local_indices=list(slurm_step.local_indices(

@@ -41,7 +41,7 @@ import step_checks
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 TRAIN_MWMS = os.path.join(ROOT, 'examples', 'train_mwms.py')
-EXPLAIN = 'tensorflow.python.distribute.cluster_resolver.slurm_explain'
+EXPLAIN = 'tf_slurm.explain'
 NODES = ('n9', 'n10')
 # The hosts of the plain node names: in the lab's /24, on no namespace.
 UNUSED_HOSTS = (250, 251)

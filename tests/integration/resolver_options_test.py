@@ -284,8 +284,7 @@ class ResolverOptionsTest(absltest.TestCase):
             '> {out}/$SLURM_PROCID.json 2> {out}/$SLURM_PROCID.err; '
             'touch {out}/$SLURM_PROCID.done; sleep 60').format(
                 out=out, py=self.lab.python,
-                module='tensorflow.python.distribute.cluster_resolver.'
-                'slurm_explain')
+                module='tf_slurm.explain')
     holder = self.lab.start(
         ['srun', '--time=3', '--job-name', name, '-w', 'n9', '-n1', ':',
          '-w', 'n10', '-n2', 'sh', '-c', task], job_name=name, cwd=self.tmp)

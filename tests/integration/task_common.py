@@ -4,7 +4,7 @@ import subprocess
 import sys
 import time
 
-EXPLAIN_MODULE = 'tensorflow.python.distribute.cluster_resolver.slurm_explain'
+EXPLAIN_MODULE = 'tf_slurm.explain'
 
 
 def run_explain(args, timeout=60):

@@ -608,9 +608,24 @@ class SlurmClusterResolver(ClusterResolver):
   def _read_slurm_step(self):
     """Returns the step Slurm's variables describe; reads them once."""
     if self._slurm_step is None:
-      self._slurm_step = slurm_step.read_step(os.environ, self._tasks_per_node,
-                                              self._expand)
+      self._slurm_step = self._read_step(os.environ, self._tasks_per_node)
     return self._slurm_step
+
+  def _read_step(self, environ, tasks_per_node):
+    """Reads this task's step from `environ`: the one extension point.
+
+    A subclass may read launches that `slurm_step.read_step` refuses (the
+    ranks of an MPI launcher) by returning their `slurm_step.SlurmStep`;
+    everything after it (jobs, ports, GPUs, checks) is the same.
+
+    Args:
+      environ: The environment mapping (`os.environ`).
+      tasks_per_node: The constructor's `tasks_per_node`.
+
+    Returns:
+      A `slurm_step.SlurmStep`.
+    """
+    return slurm_step.read_step(environ, tasks_per_node, self._expand)
 
   def _resolve_step(self):
     """Returns the step as the `_resolve_*` methods describe it.

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""Which launcher started this process in a Slurm job, and where ranks run.
+"""Which launcher started this process in a Slurm job.
 
 Inside an allocation (`sbatch`, `salloc`) ranks are started by `srun` or by an
 MPI launcher that starts its own daemons with `srun`: Open MPI's `mpirun`
@@ -20,29 +20,15 @@ MPI launcher that starts its own daemons with `srun`: Open MPI's `mpirun`
 proxy per node). Under those launchers a rank sees the Slurm variables of the
 daemon step, or of the batch script on `mpirun`'s own node, never of a step
 that holds the ranks, so `SLURM_PROCID`, `SLURM_NTASKS` and
-`SLURM_TASKS_PER_NODE` describe the daemons. `detect_launcher` tells the
-launchers apart by their own variables; `read_launch` then places every rank
-of an `mpirun` or `mpiexec.hydra` launch on the job's nodes by the launcher's
-mapping rule, and checks the placement against what this rank knows of itself.
+`SLURM_TASKS_PER_NODE` describe the daemons and would give a wrong cluster.
+`detect_launcher` tells the launchers apart by their own variables; under
+`mpirun` and `mpiexec.hydra` the step model refuses with `launcher_error`,
+which names the `srun` line that starts the same ranks as a Slurm step.
 
-No variable names every rank's node, so the placement is a model, computed
-only from values that every rank of the launch sees alike (the job's node
-list and CPUs per node, the launcher's world size and mapping policy): every
-rank computes the same placement. A rank then checks its own row (its node,
-local rank and local size, and the launcher's universe size), so a placement
-that differs from the launcher's fails the check on at least one rank: that
-rank raises, naming the launcher, what disagreed and the `srun` line that
-would work. `mpirun` then stops every rank; `mpiexec.hydra` leaves the others
-running, which cannot train without it.
-
-Nothing here depends on TensorFlow; the environment mapping and the host
-name are the only inputs.
+Nothing here depends on TensorFlow.
 """
 
-import dataclasses
-from typing import Tuple
-
-from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+import re
 
 # Launchers, as `detect_launcher` names them.
 OPEN_MPI_4 = 'mpirun (Open MPI 4)'
@@ -50,43 +36,18 @@ OPEN_MPI_5 = 'mpirun (Open MPI 5)'
 HYDRA = 'mpiexec.hydra'
 SRUN_PMI2 = 'srun --mpi=pmi2'
 SRUN_PMIX = 'srun --mpi=pmix'
+# The launchers whose ranks are not the tasks of a Slurm step.
+MPI_LAUNCHERS = (OPEN_MPI_4, OPEN_MPI_5, HYDRA)
 # The variables read besides an srun step's (slurm_step.VARIABLES has both).
-VARIABLES = (
-    'SLURM_JOB_CPUS_PER_NODE', 'SLURM_JOB_NUM_NODES', 'OMPI_COMM_WORLD_RANK',
-    'OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK',
-    'OMPI_COMM_WORLD_LOCAL_SIZE', 'OMPI_UNIVERSE_SIZE',
-    'OMPI_MCA_orte_hnp_uri', 'OMPI_MCA_rmaps_base_mapping_policy',
-    'PRTE_LAUNCHED', 'PMI_RANK', 'PMI_SIZE', 'PMI_JOBID', 'MPI_LOCALRANKID',
-    'MPI_LOCALNRANKS', 'PMIX_RANK', 'PMIX_NAMESPACE')
-# Open MPI's mapping policies that this model follows, by the value mpirun
-# exports to its ranks for `--map-by` (Open MPI 4 only; unset: by slot).
-_OPEN_MPI_MAPPINGS = {'': 'slot', 'slot': 'slot', 'node': 'node'}
+VARIABLES = ('SLURM_JOB_NUM_NODES', 'OMPI_COMM_WORLD_RANK',
+             'OMPI_COMM_WORLD_SIZE', 'OMPI_MCA_orte_hnp_uri', 'PRTE_LAUNCHED',
+             'PMI_RANK', 'PMI_SIZE', 'PMI_JOBID', 'MPI_LOCALRANKID',
+             'PMIX_RANK', 'PMIX_NAMESPACE')
 # What an srun launch's own rank variable must equal.
 _SRUN_RANKS = {SRUN_PMI2: 'PMI_RANK', SRUN_PMIX: 'PMIX_RANK'}
-
-
-@dataclasses.dataclass(frozen=True)
-class Launch:
-  """Where every rank of an `mpirun` or `mpiexec.hydra` launch runs.
-
-  Attributes:
-    launcher: The launcher's name (`OPEN_MPI_4`, `OPEN_MPI_5`, `HYDRA`).
-    nodes: The names of the job's nodes that run ranks, in the job's order
-      (`SLURM_JOB_NODELIST`).
-    rank_nodes: For every rank, the index into `nodes` of its node.
-    rank: This process's rank.
-    mapping: How the ranks were dealt: 'slot' (fill each node's slots in
-      turn) or 'node' (one rank per node in turn).
-  """
-  launcher: str
-  nodes: Tuple[str, ...]
-  rank_nodes: Tuple[int, ...]
-  rank: int
-  mapping: str
-
-  @property
-  def num_ranks(self):
-    return len(self.rank_nodes)
+# The variable that holds the number of ranks under each MPI launcher.
+_WORLD_SIZES = {OPEN_MPI_4: 'OMPI_COMM_WORLD_SIZE',
+                OPEN_MPI_5: 'OMPI_COMM_WORLD_SIZE', HYDRA: 'PMI_SIZE'}
 
 
 def detect_launcher(environ):
@@ -153,225 +114,29 @@ def check_srun_rank(environ, launcher):
         (launcher, name, environ.get(name), environ.get('SLURM_PROCID')))
 
 
-def _parse_int(launcher, environ, name, minimum,
-               maximum=slurm_hostlist.MAX_HOSTS):
-  """Reads the integer variable `name`, set by `launcher`."""
-  if name not in environ:
-    raise RuntimeError('%s: %s is not set; this launcher sets it in every rank.'
-                       % (launcher, name))
-  try:
-    return slurm_hostlist.parse_int(name, environ[name], minimum, maximum)
-  except ValueError as e:
-    raise ValueError('%s: %s' % (launcher, e)) from None
-
-
-def _job_slots(environ, expand):
-  """The job's nodes and the slots of each, as every rank sees them."""
-  for name in ('SLURM_JOB_NODELIST', 'SLURM_JOB_CPUS_PER_NODE'):
-    if name not in environ:
-      raise RuntimeError('%s is not set: not inside a Slurm job?' % name)
-  nodelist = environ['SLURM_JOB_NODELIST']
-  cpus = environ['SLURM_JOB_CPUS_PER_NODE']
-  nodes = expand(nodelist)
-  slots = slurm_hostlist.expand_tasks_per_node(cpus)
-  if len(nodes) != len(slots) or len(set(nodes)) != len(nodes):
-    raise ValueError(
-        'SLURM_JOB_NODELIST=%r (%d nodes) and SLURM_JOB_CPUS_PER_NODE=%r '
-        '(%d entries) do not describe one list of distinct nodes' %
-        (nodelist, len(nodes), cpus, len(slots)))
-  return nodes, slots
-
-
-def place_by_slot(slots, num_ranks):
-  """Fills the nodes' slots in node order: node 0 first, then node 1, ...
-
-  Open MPI's default (`--map-by slot`, also core and socket at node level)
-  and `mpiexec.hydra`'s default (block).
-
-  Args:
-    slots: The number of slots of every node.
-    num_ranks: How many ranks to place; at most `sum(slots)`.
-
-  Returns:
-    The node index of every rank.
-  """
-  rank_nodes = []
-  for node, count in enumerate(slots):
-    rank_nodes += [node] * min(count, num_ranks - len(rank_nodes))
-  return rank_nodes
-
-
-def place_by_node(slots, num_ranks):
-  """Deals one rank to each node in turn, skipping nodes whose slots are full.
-
-  Open MPI's `--map-by node`.
-
-  Args:
-    slots: The number of slots of every node.
-    num_ranks: How many ranks to place; at most `sum(slots)`.
-
-  Returns:
-    The node index of every rank.
-  """
-  left = list(slots)
-  rank_nodes = []
-  while len(rank_nodes) < num_ranks:
-    for node, count in enumerate(left):
-      if count and len(rank_nodes) < num_ranks:
-        rank_nodes.append(node)
-        left[node] -= 1
-  return rank_nodes
-
-
-def _srun_line(environ, num_ranks):
+def srun_line(environ, num_ranks):
+  """The `srun` line that starts `num_ranks` ranks over the job's nodes."""
   nodes = environ.get('SLURM_JOB_NUM_NODES', '<nodes>')
-  return ('srun -N%s -n%d <command> (inside the allocation, without the MPI '
+  return ('srun -N%s -n%s <command> (inside the allocation, without the MPI '
           'launcher; add --mpi=pmix or --mpi=pmi2 if the program uses MPI)' %
           (nodes, num_ranks))
 
 
-def _open_mpi_mapping(launcher, environ):
-  """The mapping policy mpirun gave its ranks, if the model follows it."""
-  for name in sorted(environ):
-    if (name.startswith(('OMPI_MCA_rmaps_', 'PRTE_MCA_rmaps_')) and
-        name != 'OMPI_MCA_rmaps_base_mapping_policy'):
-      raise RuntimeError(
-          '%s=%r changes how mpirun places ranks, and the placement '
-          'cannot be known from here' % (name, environ[name]))
-  policy = environ.get('OMPI_MCA_rmaps_base_mapping_policy', '')
-  if launcher == OPEN_MPI_4 and policy.lower() in _OPEN_MPI_MAPPINGS:
-    return _OPEN_MPI_MAPPINGS[policy.lower()]
-  if launcher == OPEN_MPI_5 and not policy:
-    return 'slot'
-  raise RuntimeError(
-      'OMPI_MCA_rmaps_base_mapping_policy=%r: only mpirun\'s default '
-      'placement (by slot)%s can be modelled' %
-      (policy, ' and --map-by node' if launcher == OPEN_MPI_4 else
-       ''))
-
-
-def _own_node(launcher, environ, hostname, nodes):
-  """This rank's node: Slurm's under mpirun, the host name's under hydra.
-
-  Under `mpiexec.hydra` every rank inherits `SLURMD_NODENAME` of the node
-  `mpiexec` runs on; under `mpirun` a rank runs on the node of its daemon
-  or of `mpirun` itself, whose `SLURMD_NODENAME` it has.
-  """
-  if launcher != HYDRA:
-    name = environ.get('SLURMD_NODENAME')
-    if name in nodes:
-      return nodes.index(name)
-    raise RuntimeError('SLURMD_NODENAME=%r is none of the job\'s nodes %s' %
-                       (name, slurm_hostlist.abbreviate(nodes)))
-  for name in (hostname, hostname.split('.', 1)[0]):
-    if name in nodes:
-      return nodes.index(name)
-  raise RuntimeError(
-      'this rank\'s host name %r is none of the job\'s nodes %s, and '
-      'mpiexec.hydra tells a rank nothing else of its node (SLURMD_NODENAME '
-      'is mpiexec\'s)' % (hostname, slurm_hostlist.abbreviate(nodes)))
-
-
-def _own_facts(launcher, environ):
-  """(rank, size, local rank, local size, universe size or None)."""
-  if launcher == HYDRA:
-    names = ('PMI_RANK', 'PMI_SIZE', 'MPI_LOCALRANKID', 'MPI_LOCALNRANKS')
-  else:
-    names = ('OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE',
-             'OMPI_COMM_WORLD_LOCAL_RANK', 'OMPI_COMM_WORLD_LOCAL_SIZE')
-  size = _parse_int(launcher, environ, names[1], 1)
-  rank = _parse_int(launcher, environ, names[0], 0, size - 1)
-  local_size = _parse_int(launcher, environ, names[3], 1, size)
-  local_rank = _parse_int(launcher, environ, names[2], 0, local_size - 1)
-  universe = None
-  if launcher != HYDRA:
-    universe = _parse_int(launcher, environ, 'OMPI_UNIVERSE_SIZE', 1)
-  return rank, size, local_rank, local_size, universe
-
-
-def read_launch(environ, hostname, expand=slurm_hostlist.expand_hostlist):
-  """Places every rank of an `mpirun` or `mpiexec.hydra` launch.
-
-  The job's nodes are `SLURM_JOB_NODELIST` in its order; each has as many
-  slots as `SLURM_JOB_CPUS_PER_NODE` gives it. (The launchers read
-  `SLURM_NODELIST` and `SLURM_TASKS_PER_NODE` of their own environment,
-  which equal the job's in `sbatch` and `salloc`; ranks on other nodes see
-  the daemon step's `SLURM_TASKS_PER_NODE`, so the job's CPUs stand in for
-  its tasks: they differ with `-c`, `--exclusive` and whole-node
-  allocations, where the checks below refuse.) Ranks are dealt by the
-  launcher's rule: by slot for Open MPI's default and hydra's block,
-  round-robin for Open MPI 4's `--map-by node`.
+def launcher_error(environ, launcher):
+  """The error for a process that `launcher` (`MPI_LAUNCHERS`) started.
 
   Args:
-    environ: The environment mapping of this rank.
-    hostname: This rank's host name (`socket.gethostname()`); under
-      `mpiexec.hydra` the only fact that tells a rank its node.
-    expand: The hostlist expander, for `SLURM_JOB_NODELIST`.
+    environ: The environment mapping.
+    launcher: One of `MPI_LAUNCHERS`.
 
   Returns:
-    A `Launch`, or None if neither `mpirun` nor `mpiexec.hydra` started this
-    process (the Slurm step then describes the ranks; under `srun --mpi`
-    call `check_srun_rank` first).
-
-  Raises:
-    RuntimeError: If the launcher's mapping cannot be modelled, or this
-      rank's own facts disagree with the placement: the message names the
-      launcher, what disagreed and the `srun` line that would work.
-    ValueError: If a variable is malformed.
+    A RuntimeError naming the launcher and the `srun` line that works.
   """
-  launcher = detect_launcher(environ)
-  if launcher not in (OPEN_MPI_4, OPEN_MPI_5, HYDRA):
-    return None
-  rank, size, local_rank, local_size, universe = _own_facts(launcher, environ)
-  try:
-    mapping = 'slot' if launcher == HYDRA else _open_mpi_mapping(
-        launcher, environ)
-    nodes, slots = _job_slots(environ, expand)
-    if universe is not None and universe != sum(slots):
-      raise RuntimeError(
-          'OMPI_UNIVERSE_SIZE=%d (mpirun\'s slots) but the job has %d CPUs '
-          '(SLURM_JOB_CPUS_PER_NODE=%r): mpirun did not count one slot per '
-          'CPU (-c, --exclusive, a hostfile?)' %
-          (universe, sum(slots), environ['SLURM_JOB_CPUS_PER_NODE']))
-    if size > sum(slots):
-      raise RuntimeError('%d ranks but the job has %d slots (CPUs): an '
-                         'oversubscribed placement cannot be modelled' %
-                         (size, sum(slots)))
-    place = place_by_node if mapping == 'node' else place_by_slot
-    rank_nodes = place(slots, size)
-    own_node = _own_node(launcher, environ, hostname, nodes)
-    model = 'by %s over SLURM_JOB_NODELIST=%r, SLURM_JOB_CPUS_PER_NODE=%r' % (
-        mapping, environ['SLURM_JOB_NODELIST'],
-        environ['SLURM_JOB_CPUS_PER_NODE'])
-    _check_own_row(rank_nodes, rank, own_node, local_rank, local_size, nodes,
-                   model)
-  except ValueError as e:
-    raise ValueError('%s: %s' % (launcher, e)) from None
-  except RuntimeError as e:
-    raise RuntimeError(
-        '%s: cannot place the ranks for sure: %s. Launch with %s.' %
-        (launcher, e, _srun_line(environ, size))) from None
-  used = sorted(set(rank_nodes))
-  renumber = {node: index for index, node in enumerate(used)}
-  return Launch(
-      launcher=launcher,
-      nodes=tuple(nodes[node] for node in used),
-      rank_nodes=tuple(renumber[node] for node in rank_nodes),
-      rank=rank,
-      mapping=mapping)
-
-
-def _check_own_row(rank_nodes, rank, own_node, local_rank, local_size, nodes,
-                   model):
-  """Checks this rank's row of the placement against its own facts."""
-  placed = rank_nodes[rank]
-  if placed != own_node:
-    raise RuntimeError('rank %d runs on %s, but the model (%s) places it on %s'
-                       % (rank, nodes[own_node], model, nodes[placed]))
-  model_local = rank_nodes[:rank].count(placed)
-  model_size = rank_nodes.count(placed)
-  if (local_rank, local_size) != (model_local, model_size):
-    raise RuntimeError(
-        'rank %d is local rank %d of %d on %s, but the model (%s) makes it '
-        '%d of %d' % (rank, local_rank, local_size, nodes[placed], model,
-                      model_local, model_size))
+  size = environ.get(_WORLD_SIZES[launcher], '')
+  if not re.fullmatch('[0-9]{1,7}', size):
+    size = '<ranks>'
+  return RuntimeError(
+      '%s started this process: its Slurm variables describe the launcher\'s '
+      'daemons, not the ranks, so the ranks\' nodes cannot be read from '
+      'them. Launch with %s.' %
+      (launcher, srun_line(environ, size)))

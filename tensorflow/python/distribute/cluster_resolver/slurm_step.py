@@ -30,7 +30,6 @@ import dataclasses
 import functools
 import os
 import re
-import socket
 import stat
 from typing import Mapping, Optional, Tuple
 
@@ -176,7 +175,8 @@ class SlurmStep:
       (`srun --resv-ports`: `SLURM_STEP_RESV_PORTS`), or None.
     job_step: (`SLURM_JOB_ID`, `SLURM_STEP_ID`) as ints, 0 where unset.
     launcher: The MPI launcher that placed the ranks (`mpirun`,
-      `mpiexec.hydra`: `slurm_launcher`), or None for srun.
+      `mpiexec.hydra`, which `read_step` refuses; a reader of their launches
+      may model them), or None for srun.
   """
   nodes: Tuple[str, ...]
   tasks_per_node: Tuple[int, ...]
@@ -599,8 +599,22 @@ def _check_counts(nodes, counts, source):
               MAX_TASKS_PER_NODE)
 
 
-def _counts_from_argument(tasks_per_node, nodes, nodelist_text, variables):
-  """The tasks of each node the user's `tasks_per_node` gives."""
+def counts_from_argument(tasks_per_node, nodes, nodelist_text, nodelist_var):
+  """The tasks of each node the user's `tasks_per_node` gives.
+
+  Args:
+    tasks_per_node: The user's int, or dict host -> count.
+    nodes: The step's node names.
+    nodelist_text: The node list they came from, for errors.
+    nodelist_var: The variable that held it, for errors.
+
+  Returns:
+    A list: the count of each node.
+
+  Raises:
+    ValueError: If a host is not a string.
+    RuntimeError: If the dict's hosts are not the step's nodes.
+  """
   if not isinstance(tasks_per_node, Mapping):
     return [tasks_per_node] * len(nodes)
   for host in tasks_per_node:
@@ -608,7 +622,7 @@ def _counts_from_argument(tasks_per_node, nodes, nodelist_text, variables):
       raise ValueError('tasks_per_node: host %r is not a string' % (host,))
   if set(tasks_per_node) != set(nodes):
     raise RuntimeError('tasks_per_node names hosts %s, but %s=%r has hosts '
-                       '%s' % (sorted(tasks_per_node), variables.nodelist_var,
+                       '%s' % (sorted(tasks_per_node), nodelist_var,
                                nodelist_text, list(nodes)))
   return [tasks_per_node[node] for node in nodes]
 
@@ -636,7 +650,8 @@ def _node_counts(environ, variables, tasks_per_node, expand):
     counts = slurm_counts
     source = '%s=%r' % (variables.tasks_per_node_var, slurm_value)
   else:
-    counts = _counts_from_argument(tasks_per_node, nodes, nodelist, variables)
+    counts = counts_from_argument(tasks_per_node, nodes, nodelist,
+                                  variables.nodelist_var)
     source = 'tasks_per_node=%r' % (tasks_per_node,)
   # Slurm's counts are ints (the grammar's): a node-by-node check is needed
   # only for the user's values or a count out of range.
@@ -1167,71 +1182,40 @@ def _step_id(environ):
   return slurm_hostlist.parse_int('SLURM_STEP_ID', text, 0, _MAX_ID)
 
 
-def _job_id(environ):
+def job_id(environ):
+  """The job's id, `SLURM_JOB_ID` (0 if unset)."""
   return slurm_hostlist.parse_int('SLURM_JOB_ID',
                                   environ.get('SLURM_JOB_ID', '0'), 0, _MAX_ID)
 
 
-def _launch_step(environ, launch, tasks_per_node):
-  """The step of the ranks an MPI launcher placed (`slurm_launcher`)."""
-  ranks_of_node = collections.Counter(launch.rank_nodes)
-  counts = [ranks_of_node[node] for node in range(len(launch.nodes))]
-  source = '%s by %s over SLURM_JOB_NODELIST=%r' % (
-      launch.launcher, launch.mapping, environ.get('SLURM_JOB_NODELIST'))
-  if tasks_per_node is not None and _counts_from_argument(
-      tasks_per_node, launch.nodes, environ.get('SLURM_JOB_NODELIST'),
-      _JOB_VARIABLES) != counts:
-    raise RuntimeError('tasks_per_node=%r, but %s places %s ranks on nodes %s'
-                       % (tasks_per_node, launch.launcher, counts,
-                          list(launch.nodes)))
-  return SlurmStep(
-      nodes=launch.nodes,
-      tasks_per_node=tuple(counts),
-      rank_nodes=launch.rank_nodes,
-      rank_locals=local_indices(launch.rank_nodes, len(launch.nodes)),
-      task_index=launch.rank,
-      gpus=read_gpus(environ),
-      counts_source=source,
-      # The ranks see the step ids of different daemons (or the batch
-      # script's): only the job's id is the same in all of them.
-      job_step=(_job_id(environ), 0),
-      launcher=launch.launcher)
-
-
 def read_step(environ,
               tasks_per_node=None,
-              expand=slurm_hostlist.expand_hostlist,
-              hostname=None):
+              expand=slurm_hostlist.expand_hostlist):
   """Builds the model of this task's Slurm step from its environment.
 
-  Under `mpirun` or `mpiexec.hydra` the ranks are those the launcher placed
-  on the job's nodes (`slurm_launcher.read_launch`); under `srun` (with
-  `--mpi=pmi2|pmix` too) they are the step's.
+  The tasks are those of the `srun` step (with `--mpi=pmi2|pmix` too), or of
+  the job in a batch script without a step. A process that `mpirun` or
+  `mpiexec.hydra` started is refused (`slurm_launcher.launcher_error`).
 
   Args:
     environ: The environment, e.g. `os.environ`.
     tasks_per_node: The user's override: None, an int, or a dict host ->
       count.
     expand: The hostlist expander.
-    hostname: This machine's host name (default `socket.gethostname()`),
-      which alone tells a rank its node under `mpiexec.hydra`.
 
   Returns:
     A `SlurmStep`.
 
   Raises:
-    RuntimeError: If variables are missing or contradict each other, or a
-      launcher's placement cannot be known for sure.
+    RuntimeError: If variables are missing or contradict each other, or an
+      MPI launcher started the process.
     ValueError: If a variable is malformed.
   """
   launcher = slurm_launcher.detect_launcher(environ)
-  if launcher in (slurm_launcher.SRUN_PMI2, slurm_launcher.SRUN_PMIX):
+  if launcher in slurm_launcher.MPI_LAUNCHERS:
+    raise slurm_launcher.launcher_error(environ, launcher)
+  if launcher is not None:
     slurm_launcher.check_srun_rank(environ, launcher)
-  elif launcher is not None:
-    return _launch_step(
-        environ,
-        slurm_launcher.read_launch(environ, hostname or socket.gethostname(),
-                                   expand), tasks_per_node)
   variables = (_STEP_VARIABLES if _is_srun_step(environ) else
                _JOB_VARIABLES)
   _require(environ, 'SLURM_PROCID',
@@ -1268,7 +1252,7 @@ def read_step(environ,
       node_components=node_components,
       counts_source=counts_source,
       reserved_ports=reserved_ports,
-      job_step=(_job_id(environ), _step_id(environ)))
+      job_step=(job_id(environ), _step_id(environ)))
   _check_against_task(environ, step, variables, procid, by_node)
   return step
 

@@ -233,7 +233,7 @@ def gres_env(rank, tasks_per_node, rank_hosts):
 
 
 def launch_places(launch):
-  """(node name, local index) of every rank of a `slurm_launcher.Launch`."""
+  """(node name, local index) of every rank of a `tf_slurm.launchers.Launch`."""
   return [(launch.nodes[node], local) for node, local in zip(
       launch.rank_nodes,
       slurm_step.local_indices(launch.rank_nodes, len(launch.nodes)))]
@@ -241,17 +241,3 @@ def launch_places(launch):
 
 def ports(addresses):
   return [int(address.rsplit(':', 1)[1]) for address in addresses]
-
-
-def explain_rows(output):
-  """Parses the explain command's task table.
-
-  Returns:
-    rank -> [node, local index, job:index, address, GPUs], from the rows
-    after the header `rank node local task address GPUs`.
-  """
-  lines = output.splitlines()
-  header = [line.split()[:1] for line in lines].index(['rank'])
-  return {
-      int(line.split()[0]): line.split()[1:6] for line in lines[header + 1:]
-  }

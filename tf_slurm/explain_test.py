@@ -28,11 +28,25 @@ from unittest import mock
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_explain
 from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
-from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
+from tf_slurm import explain as slurm_explain
+from tf_slurm.resolver import SlurmClusterResolver
 
+
+
+def explain_rows(output):
+  """Parses the explain command's task table.
+
+  Returns:
+    rank -> [node, local index, job:index, address, GPUs], from the rows
+    after the header `rank node local task address GPUs`.
+  """
+  lines = output.splitlines()
+  header = [line.split()[:1] for line in lines].index(['rank'])
+  return {
+      int(line.split()[0]): line.split()[1:6] for line in lines[header + 1:]
+  }
 
 class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
   """`main()`: what the resolver reads and decides, without changing it."""
@@ -61,7 +75,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual(0, status)
     self.assertIn('\nNodes, as Slurm numbers them: n1 n2\n', out)
     self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
-                     slurm_test_util.explain_rows(out))
+                     explain_rows(out))
 
   def testAllShowsEveryTaskOfTheStep(self):
     status, out, _ = self.explain(['--all'], slurm_test_util.cyclic_env(1))
@@ -72,7 +86,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
         2: ['n1', '1', 'worker:2', 'n1:8889', '-'],
         3: ['n1', '2', 'worker:3', 'n1:8890', '-'],
         4: ['n1', '3', 'worker:4', 'n1:8891', '-'],
-    }, slurm_test_util.explain_rows(out))
+    }, explain_rows(out))
     marked = [line for line in out.splitlines() if '<- this task' in line]
     self.assertLen(marked, 1)
     self.assertEqual('1', marked[0].split()[0])
@@ -82,7 +96,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
                                   slurm_test_util.cyclic_env(1))
     self.assertEqual(0, status)
     self.assertIn('\nJobs: chief=1, worker=4\n', out)
-    rows = slurm_test_util.explain_rows(out)
+    rows = explain_rows(out)
     self.assertEqual(['chief:0', 'worker:0', 'worker:1', 'worker:2',
                       'worker:3'], [rows[rank][2] for rank in range(5)])
 
@@ -93,7 +107,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertIn('\nJobs: ps=1, worker=3\n', out)
     self.assertIn('\n  SLURM_JOB_NODELIST_PACK_GROUP_1=n[2-3]\n', out)
     self.assertEqual({2: ['n2', '1', 'worker:1', 'n2:8889', '1']},
-                     slurm_test_util.explain_rows(out))
+                     explain_rows(out))
 
   @parameterized.named_parameters(
       ('_node_gpus_split', slurm_test_util.step_env('n1', '2', 'n1 n1', 1,
@@ -105,7 +119,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
   def testThisTasksGpusAreTheOnesTheResolverSets(self, env, rank, gpus):
     status, out, _ = self.explain([], env)
     self.assertEqual(0, status)
-    self.assertEqual(gpus, slurm_test_util.explain_rows(out)[rank][4])
+    self.assertEqual(gpus, explain_rows(out)[rank][4])
     self.use_env(env)
     SlurmClusterResolver()
     self.assertEqual(gpus, os.environ['CUDA_VISIBLE_DEVICES'])
@@ -130,7 +144,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
       status, out, _ = self.explain(['--all'],
                                     make_env(rank, tasks_per_node, rank_hosts))
       self.assertEqual(0, status)
-      views.append(slurm_test_util.explain_rows(out))
+      views.append(explain_rows(out))
     told = 0
     for viewer, other in itertools.permutations(ranks, 2):
       with self.subTest(viewer=viewer, other=other):
@@ -209,7 +223,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     # Task 0 shows every row; row r is what the resolver of task r decides.
     status, out, _ = self.explain(['--all'] + argv, make_env(0))
     self.assertEqual(0, status)
-    rows = slurm_test_util.explain_rows(out)
+    rows = explain_rows(out)
     for rank, (node, _, task, address, _) in rows.items():
       with self.subTest(rank=rank):
         env = make_env(rank)
@@ -285,7 +299,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     status, out, _ = self.explain(['--hostlist-expansion', 'check'])
     self.assertEqual(0, status)
     self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
-                     slurm_test_util.explain_rows(out))
+                     explain_rows(out))
     self.run.assert_called_once()
     self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'],
                      self.run.call_args[0][0])
@@ -298,7 +312,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
         ['n1-ib:8888', 'n2-ib:8888', 'n1-ib:8889', 'n1-ib:8890',
          'n1-ib:8891'],
         [row[3] for _, row in sorted(
-            slurm_test_util.explain_rows(out).items())])
+            explain_rows(out).items())])
 
   def testWithoutCheckHostsNothingIsLookedUp(self):
     with mock.patch.object(socket, 'getaddrinfo') as getaddrinfo:
@@ -397,7 +411,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     out = io.StringIO()
     self.assertEqual(0, slurm_explain.main(['--all'], environ=env,
                                                     out=out))
-    rows = slurm_test_util.explain_rows(out.getvalue())
+    rows = explain_rows(out.getvalue())
     self.assertEqual(['4', '5', '4'], [rows[rank][4] for rank in range(3)])
     self.use_env(env)
     SlurmClusterResolver()
@@ -405,7 +419,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
 
 
 class ExplainCommandProcessTest(absltest.TestCase):
-  """`python -m ...slurm_explain`: the command in a process of its own."""
+  """`python -m tf_slurm.explain`: the command in a process of its own."""
 
   def run_module(self, argv, env):
     """Runs the command with `env` and this process's import path."""

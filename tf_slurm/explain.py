@@ -16,8 +16,7 @@
 
 Run it in the tasks of a step, e.g.
 
-  srun -N2 -n4 python -m \
-      tensorflow.python.distribute.cluster_resolver.slurm_explain --all
+  srun -N2 -n4 python -m tf_slurm.explain --all
 
 It prints the variables the resolver reads, the step's nodes, and every
 rank's node, TensorFlow task, address and GPUs (`--all`), or only this task's
@@ -39,6 +38,7 @@ import time
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_step
+from tf_slurm import launchers
 
 # --check-hosts: at most this long for all lookups, in this many threads.
 _LOOKUP_SECONDS = 10
@@ -133,7 +133,8 @@ def _format_gpus(gpus):
 def _write_summary(environ, step, resolution, out):
   """Writes the variables read, the nodes, the jobs and the GPUs."""
   out.write('Variables read:\n')
-  for name in sorted(n for n in environ if slurm_step.is_read(n)):
+  for name in sorted(n for n in environ if slurm_step.is_read(n) or
+                     n in launchers.VARIABLES):
     out.write('  %s=%s\n' % (name, environ[name]))
   out.write('Launcher: %s\n' % (step.launcher or 'srun'))
   out.write('Nodes, as Slurm numbers them: %s\n' % ' '.join(step.nodes))
@@ -239,7 +240,7 @@ def _explain(environ, args, out):
     resolve.
   """
   expand = slurm_hostlist.get_expander(args.hostlist_expansion)
-  step = slurm_step.read_step(environ, args.tasks_per_node, expand)
+  step = launchers.read_step(environ, args.tasks_per_node, expand)
   resolution = slurm_cluster_resolver.resolve(
       step, args.jobs, args.port_base, args.gpus_per_node, args.gpus_per_task,
       slurm_step.SlurmGpus, args.het_jobs, args.node_host)

@@ -1,0 +1,26 @@
+# Copyright 2026 The TensorFlow Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""The companion of TensorFlow's SlurmClusterResolver: what the core leaves out.
+
+- `tf_slurm.resolver.SlurmClusterResolver`: the core resolver that also
+  places the ranks of Open MPI's `mpirun` and `mpiexec.hydra`
+  (`tf_slurm.launchers`), which the core refuses;
+- `python -m tf_slurm.explain`: what the resolver reads and decides for a
+  task, or its `TF_CONFIG`.
+
+The core is `tf.distribute.cluster_resolver.SlurmClusterResolver` of the
+TensorFlow tree (served over pip TensorFlow by the overlay of the
+`tf-slurm-resolver` package, which installs this package too).
+"""
