@@ -93,7 +93,8 @@ class ReleaseTest(absltest.TestCase):
     for version, release in (('2.21.0', '2.21'), ('2.22.0rc0', '2.22'),
                              ('2.22.0-rc0', '2.22'), ('2.17.0+nv24.08', '2.17'),
                              ('2.15.0.post1', '2.15'), ('2.21', '2.21'),
-                             ('2.210.0', '2.210'), ('3.0.0.dev20270101', '3.0')):
+                             ('2.210.0', '2.210'),
+                             ('3.0.0.dev20270101', '3.0')):
       self.assertEqual(overlay.release(version), release, version)
 
   def testNoReleaseInAStringWithoutMajorMinor(self):
