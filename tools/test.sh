@@ -89,8 +89,9 @@ phase_end 'bazel test //... (all tests without root or Slurm)' \
 pytest_status=0
 # The TensorFlow releases tested besides .venv's (requirements.txt), each in
 # .venvs/tfX.Y from requirements-tfX.Y.txt (tools/setup.sh X.Y): the oldest
-# and the newest the overlay serves (overlay.TESTED_RELEASES) and every
-# other one between; on the first and the last also the lab's training.
+# and the newest release the overlay serves (overlay.TESTED_RELEASES) and
+# every second one between them; on the oldest and the newest also the lab's
+# training.
 TF_RELEASES=(2.15 2.17 2.19 2.22)
 TF_RELEASE_TESTS=(tensorflow/python/distribute tests/fixture_layouts_test.py
                   tests/launcher_fixtures_test.py tests/overlay_test.py
