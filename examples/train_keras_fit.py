@@ -23,10 +23,13 @@ worker's address from `SlurmClusterResolver()`:
   srun -N2 --ntasks-per-node=2 python examples/train_keras_fit.py \
       --model-dir /shared/run1 --epochs 4
 
-`Model.fit` under `MultiWorkerMirroredStrategy` needs TensorFlow's own Keras 2
-(`pip install tf-keras==2.21.0`, selected by `TF_USE_LEGACY_KERAS=1`, which
-this script sets unless the environment already sets it): with TensorFlow
-2.21's default Keras 3 the first training step of a multi-worker `fit` fails.
+`Model.fit` under `MultiWorkerMirroredStrategy` needs Keras 2: with Keras 3
+the first training step of a multi-worker `fit` fails. TensorFlow 2.15's
+`tf.keras` is Keras 2; from 2.16 on, `tf.keras` is Keras 3 unless the tf-keras
+release of the same TensorFlow release is installed (`pip install --no-deps
+tf-keras==2.21.0` for TensorFlow 2.21) and `TF_USE_LEGACY_KERAS=1` selects it,
+which this script sets where tf-keras is installed (unless the environment
+already sets it). Over Keras 3 it stops before training and says so.
 `examples/train_mwms.py` is a custom training loop that works with Keras 3.
 
 Checkpoints follow TensorFlow's multi-worker guide: every worker saves (a save
@@ -46,15 +49,18 @@ of each epoch, and a SHA-256 of its weights at the start and at the end
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import re
 import socket
 import sys
 
-# Model.fit under MultiWorkerMirroredStrategy needs tf-keras (Keras 2); must
-# be set before TensorFlow is imported.
-os.environ.setdefault('TF_USE_LEGACY_KERAS', '1')
+# Model.fit under MultiWorkerMirroredStrategy needs Keras 2: tf-keras where it
+# is installed (selected before TensorFlow is imported), else tf.keras, which
+# is Keras 2 in TensorFlow 2.15.
+if importlib.util.find_spec('tf_keras') is not None:
+  os.environ.setdefault('TF_USE_LEGACY_KERAS', '1')
 
 import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
 import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
@@ -125,8 +131,19 @@ def _latest_checkpoint(model_dir):
   return path, int(match.group(1))
 
 
+def _keras_version():
+  """The version of the Keras package behind tf.keras: '2.15.0', '3.15.1'."""
+  return sys.modules[tf.keras.Model.__module__.split('.')[0]].__version__
+
+
 def main(argv):
   args = _parse_args(argv)
+  if int(_keras_version().split('.')[0]) > 2:
+    sys.exit('tf.keras is Keras %s, whose Model.fit fails under '
+             'MultiWorkerMirroredStrategy: install the tf-keras release of '
+             'TensorFlow %s (pip install --no-deps tf-keras==X.Y.Z), or train '
+             'with a custom loop (examples/train_mwms.py).' %
+             (_keras_version(), tf.__version__))
   # Before anything touches a GPU: the resolver sets CUDA_VISIBLE_DEVICES.
   resolver = tf.distribute.cluster_resolver.SlurmClusterResolver(
       port_base=args.port_base)
@@ -176,8 +193,9 @@ def main(argv):
       'workers': sum(spec.num_tasks(job) for job in ('chief', 'worker')
                      if job in spec.jobs),
       'replicas': strategy.num_replicas_in_sync,
-      # 'tf_keras' (Keras 2) or 'keras' (Keras 3).
+      # 'tf_keras', or 'keras' (TensorFlow 2.15's Keras 2).
       'keras_package': type(model).__module__.split('.')[0],
+      'keras_version': _keras_version(),
       'input': args.input,
       # Whether this worker's checkpoints are the ones kept (the chief).
       'should_checkpoint': strategy.extended.should_checkpoint,

@@ -9,15 +9,20 @@ switches on in every Python of .venv (tools/setup.sh installs this checkout
 there with `pip install -e`). The first tests fail when the overlay is not
 active, since pip TensorFlow ships a module of the same name. Over a
 TensorFlow release it is not tested with, the overlay serves nothing and
-says so once: checked on a stand-in TensorFlow of another version.
+says so once (checked on a stand-in TensorFlow of another version), unless
+the user opts in for that release.
 """
 
+import contextlib
+import glob
 import inspect
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
+from unittest import mock
 
 from absl.testing import absltest
 import tensorflow as tf
@@ -73,12 +78,31 @@ class OverlayTest(absltest.TestCase):
     served = os.path.join(overlay.ROOT, *_RESOLVER.split('.')) + '.py'
     self.assertEqual(_real(served), _real(_REPO_MODULE))
 
-  def testInstalledTensorFlowIsTestedAndPinned(self):
-    with open(os.path.join(_REPO_ROOT, 'requirements.txt'),
-              encoding='utf-8') as f:
-      pin = re.search(r'^tensorflow(?:-cpu)?==(\S+)$', f.read(), re.M).group(1)
-    self.assertTrue(overlay.is_tested(pin), pin)
-    self.assertEqual(overlay.tensorflow_version(), pin)
+  def testEveryPinnedReleaseIsTestedAndTheInstalledOneIsPinned(self):
+    # requirements.txt pins .venv's; requirements-tfX.Y.txt each other venv's.
+    pins = []
+    for name in glob.glob(os.path.join(_REPO_ROOT, 'requirements*.txt')):
+      with open(name, encoding='utf-8') as f:
+        pins += re.findall(r'^tensorflow(?:-cpu)?==(\S+)$', f.read(), re.M)
+    self.assertNotEmpty(pins)
+    for pin in pins:
+      self.assertTrue(overlay.is_tested(pin), pin)
+    self.assertIn(overlay.tensorflow_version(), pins)
+
+
+class ReleaseTest(absltest.TestCase):
+
+  def testReleaseIsMajorMinorAsVendorsWriteVersions(self):
+    for version, release in (('2.21.0', '2.21'), ('2.22.0rc0', '2.22'),
+                             ('2.22.0-rc0', '2.22'), ('2.17.0+nv24.08', '2.17'),
+                             ('2.15.0.post1', '2.15'), ('2.21', '2.21'),
+                             ('2.210.0', '2.210'),
+                             ('3.0.0.dev20270101', '3.0')):
+      self.assertEqual(overlay.release(version), release, version)
+
+  def testNoReleaseInAStringWithoutMajorMinor(self):
+    for version in ('2', 'nightly', '', None):
+      self.assertIsNone(overlay.release(version), version)
 
 
 class ReleaseGateTest(absltest.TestCase):
@@ -86,13 +110,48 @@ class ReleaseGateTest(absltest.TestCase):
   def finder(self, version):
     return overlay._OverlayFinder(_REPO_ROOT, lambda: version)
 
-  def testTestedReleaseIsServed(self):
-    spec = self.finder('2.21.0').find_spec(_RESOLVER)
-    self.assertEqual(_real(spec.origin), _real(_REPO_MODULE))
+  def find_resolver(self, version, environ=None):
+    """(spec, stderr) of the resolver module over TensorFlow `version`."""
+    stderr = io.StringIO()
+    with mock.patch.dict(os.environ, environ or {}, clear=True), \
+        contextlib.redirect_stderr(stderr):
+      finder = self.finder(version)
+      spec = finder.find_spec(_RESOLVER)
+      finder.find_spec(_HOSTLIST)  # Decided once: nothing more is said.
+    return spec, stderr.getvalue()
 
-  def testOtherReleasesAreNotServed(self):
-    for version in ('2.20.0', '2.22.0', '2.210.0', None):
-      self.assertIsNone(self.finder(version).find_spec(_RESOLVER), version)
+  def testTestedReleasesAreServedSilently(self):
+    for version in ('2.15.1', '2.17.0+nv24.08', '2.19.1', '2.21.0',
+                    '2.22.0rc0', '2.22.0-rc0'):
+      spec, stderr = self.find_resolver(version)
+      self.assertEqual(_real(spec.origin), _real(_REPO_MODULE), version)
+      self.assertEqual(stderr, '', version)
+
+  def testOtherReleasesAreNotServedAndSaySoOnce(self):
+    for version in ('2.14.1', '2.23.0rc0', '2.210.0', '3.0.0', None):
+      spec, stderr = self.find_resolver(version)
+      self.assertIsNone(spec, version)
+      self.assertEqual(
+          stderr, 'tf_slurm_resolver: TensorFlow %s is not a release this '
+          'SlurmClusterResolver is tested with (2.15 to 2.22): TensorFlow '
+          'keeps its own (TF_SLURM_RESOLVER_UNTESTED_RELEASE=%s serves it all '
+          'the same).\n' % (version or '(version unknown)',
+                            overlay.release(version) or 'X.Y'))
+
+  def testOptedInUntestedReleaseIsServedAndSaysSoOnce(self):
+    spec, stderr = self.find_resolver(
+        '2.23.1', {'TF_SLURM_RESOLVER_UNTESTED_RELEASE': '2.23'})
+    self.assertEqual(_real(spec.origin), _real(_REPO_MODULE))
+    self.assertEqual(
+        stderr, 'tf_slurm_resolver: TensorFlow 2.23.1 is not a release this '
+        'SlurmClusterResolver is tested with (2.15 to 2.22): served all the '
+        'same, as TF_SLURM_RESOLVER_UNTESTED_RELEASE=2.23 asks.\n')
+
+  def testOptInForAnotherReleaseServesNothing(self):
+    for opt_in in ('2.23', '2.24.0', '1'):
+      spec, _ = self.find_resolver(
+          '2.24.0', {'TF_SLURM_RESOLVER_UNTESTED_RELEASE': opt_in})
+      self.assertIsNone(spec, opt_in)
 
   def testModulesOutsideTheTreeAreLeftToTensorFlow(self):
     self.assertIsNone(self.finder('2.21.0').find_spec(
@@ -116,7 +175,7 @@ except ImportError:
 
 
 class UntestedTensorFlowTest(absltest.TestCase):
-  """A Python whose TensorFlow is 2.20.0, with this checkout's .pth."""
+  """A Python whose TensorFlow is 2.23.0, with this checkout's .pth."""
 
   def setUp(self):
     super().setUp()
@@ -136,11 +195,11 @@ class UntestedTensorFlowTest(absltest.TestCase):
                          ('tensorflow/python/distribute/cluster_resolver', '')):
       _write(os.path.join(site, folder, '__init__.py'), text)
     _write(os.path.join(package, 'slurm_cluster_resolver.py'),
-           'WHO = "stand-in TensorFlow 2.20.0"\n')
-    info = os.path.join(site, 'tensorflow-2.20.0.dist-info')
+           'WHO = "stand-in TensorFlow 2.23.0"\n')
+    info = os.path.join(site, 'tensorflow-2.23.0.dist-info')
     os.mkdir(info)
     _write(os.path.join(info, 'METADATA'),
-           'Metadata-Version: 2.1\nName: tensorflow\nVersion: 2.20.0\n')
+           'Metadata-Version: 2.1\nName: tensorflow\nVersion: 2.23.0\n')
     _write(os.path.join(info, 'top_level.txt'), 'tensorflow\n')
     # This checkout's package, as the editable install puts it on the path,
     # and its .pth.
@@ -149,18 +208,20 @@ class UntestedTensorFlowTest(absltest.TestCase):
     shutil.copy(os.path.join(pip_package, 'tf_slurm_resolver.pth'), site)
 
   def testTensorFlowKeepsItsResolverAndIsToldOnce(self):
-    env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ('PYTHONPATH', overlay.OPT_IN)}
     proc = subprocess.run([self.python, '-c', _PROGRAM], capture_output=True,
                           text=True, env=env, timeout=120, check=False,
                           cwd=self.create_tempdir('cwd').full_path)
     self.assertEqual(proc.returncode, 0, proc.stderr)
     self.assertEqual(proc.stdout.splitlines(),
-                     ['RESOLVER stand-in TensorFlow 2.20.0', 'NO HOSTLIST'])
+                     ['RESOLVER stand-in TensorFlow 2.23.0', 'NO HOSTLIST'])
     self.assertEqual(
         proc.stderr.splitlines(),
-        ['tf_slurm_resolver: TensorFlow 2.20.0 is not a release this '
-         'SlurmClusterResolver is tested with (2.21): TensorFlow keeps its '
-         'own.'])
+        ['tf_slurm_resolver: TensorFlow 2.23.0 is not a release this '
+         'SlurmClusterResolver is tested with (2.15 to 2.22): TensorFlow '
+         'keeps its own (TF_SLURM_RESOLVER_UNTESTED_RELEASE=2.23 serves it '
+         'all the same).'])
 
 
 if __name__ == '__main__':

@@ -107,8 +107,8 @@ class WheelInstallTest(absltest.TestCase):
     # A copy of the repository: the build writes build/ and *.egg-info.
     src = os.path.join(cls.tmp, "src")
     shutil.copytree(_REPO_ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "bazel-*", "__pycache__", ".pytest_cache", "build",
-        "dist", "*.egg-info"))
+        ".git", ".venv", ".venvs", "bazel-*", "__pycache__", ".pytest_cache",
+        "build", "dist", "*.egg-info"))
     dist = os.path.join(cls.tmp, "dist")
     cls.build = cls.run_cmd(
         [sys.executable, "-m", "pip", "wheel", "--no-deps",

@@ -4,10 +4,14 @@
 #      slurm-client (Slurm 22.05), if `scontrol` is missing: the hostlist
 #      test compares the grammar with `scontrol show hostnames`;
 #   2. .venv from requirements.txt (+ requirements-nodeps.txt, without their
-#      dependencies), if missing or if either changed;
-#   3. this checkout installed into .venv in development mode (`pip install
-#      -e`): the package's .pth switches the overlay on in every .venv Python
-#      (pytest, Bazel's tests, tools), serving this checkout's tensorflow/.
+#      dependencies), if missing or if either changed; and for each release
+#      X.Y given as an argument (`tools/setup.sh 2.15 2.22`; tools/test.sh
+#      gives the TensorFlow releases it tests besides .venv's), .venvs/tfX.Y
+#      from requirements-tfX.Y.txt alike;
+#   3. this checkout installed into each of them in development mode (`pip
+#      install -e`): the package's .pth switches the overlay on in every
+#      Python of the venv (pytest, Bazel's tests, tools), serving this
+#      checkout's tensorflow/.
 # Usable from any clone location and any cwd.
 set -euo pipefail
 
@@ -29,31 +33,48 @@ if (( ${#apt_packages[@]} )); then
   timeout 900 apt-get install -y -q --no-install-recommends "${apt_packages[@]}"
 fi
 
-# 2. The venv, rebuilt whenever the pins change (stamp: the pins' hash).
-#    requirements-nodeps.txt holds packages whose declared dependencies must
-#    not be installed (see its comment).
-stamp=.venv/requirements.sha256
-want="$(cat requirements.txt requirements-nodeps.txt | sha256sum | cut -d' ' -f1)"
-if [[ ! -x .venv/bin/python3 || "$(cat "${stamp}" 2>/dev/null)" != "${want}" ]]; then
-  echo "== creating .venv from requirements.txt and requirements-nodeps.txt"
+# 2. venv_from VENV PINS [NODEPS]: VENV from the pins file PINS (and NODEPS,
+#    installed without their declared dependencies: see
+#    requirements-nodeps.txt), rebuilt whenever they change (stamp: their
+#    hash).
+venv_from() {
+  local venv="$1" stamp="$1/requirements.sha256" want
+  want="$(cat "${@:2}" | sha256sum | cut -d' ' -f1)"
+  if [[ -x "${venv}/bin/python3" &&
+        "$(cat "${stamp}" 2>/dev/null)" == "${want}" ]]; then
+    return
+  fi
+  echo "== creating ${venv} from ${*:2}"
   rm -f "${stamp}"
-  python3 -m venv --clear .venv
-  timeout 1800 .venv/bin/python3 -m pip install -q -r requirements.txt
-  timeout 900 .venv/bin/python3 -m pip install -q --no-deps \
-    -r requirements-nodeps.txt
+  python3 -m venv --clear "${venv}"
+  timeout 1800 "${venv}/bin/python3" -m pip install -q -r "$2"
+  if (( $# > 2 )); then
+    timeout 900 "${venv}/bin/python3" -m pip install -q --no-deps -r "$3"
+  fi
   echo "${want}" > "${stamp}"
-fi
+}
 
-# 3. The editable install, redone if it serves another checkout (a copied
-#    .venv), is missing, or is broken (its package not importable).
+# 3. editable_install VENV: redone if it serves another checkout (a copied
+#    venv), is missing, or is broken (its package not importable).
 #    pip_package/tf_slurm_resolver.pth is the one switch.
-site="$(.venv/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-if [[ ! -f "${site}/tf_slurm_resolver.pth" ||
-      "$(.venv/bin/python3 -c 'import tf_slurm_resolver; print(1)' \
-           2>/dev/null)" != 1 ||
-      "$(cat "${site}"/__editable__.tf_slurm_resolver-*.pth 2>/dev/null)" \
-        != "${root}/pip_package" ]]; then
-  echo "== pip install -e . (the overlay's .pth, serving ${root})"
-  timeout 300 .venv/bin/python3 -m pip install -q --no-deps \
-    --no-build-isolation --no-index -e .
-fi
+editable_install() {
+  local python="$1/bin/python3" site
+  site="$("${python}" -c \
+    'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  if [[ ! -f "${site}/tf_slurm_resolver.pth" ||
+        "$("${python}" -c 'import tf_slurm_resolver; print(1)' \
+             2>/dev/null)" != 1 ||
+        "$(cat "${site}"/__editable__.tf_slurm_resolver-*.pth 2>/dev/null)" \
+          != "${root}/pip_package" ]]; then
+    echo "== pip install -e . into $1 (the overlay's .pth, serving ${root})"
+    timeout 300 "${python}" -m pip install -q --no-deps \
+      --no-build-isolation --no-index -e .
+  fi
+}
+
+venv_from .venv requirements.txt requirements-nodeps.txt
+editable_install .venv
+for release in "$@"; do
+  venv_from ".venvs/tf${release}" "requirements-tf${release}.txt"
+  editable_install ".venvs/tf${release}"
+done

@@ -6,13 +6,17 @@
 #      Slurm: the carried unit tests, the recorded real steps, the fuzz
 #      suite, the API goldens, lint, the overlay and the TensorFlow-tree
 #      patch check;
-#   2. pytest, on the lab of Slurm 22.05 (Debian 12's, this machine's): the
+#   2. pytest over each other TensorFlow release CI tests (TF_RELEASES), in
+#      its venv .venvs/tfX.Y: the unit tests, the recorded steps, the overlay
+#      and pip's install; on the oldest and the newest also the lab's
+#      MultiWorkerMirroredStrategy training (on Slurm 22.05);
+#   3. pytest, on the lab of Slurm 22.05 (Debian 12's, this machine's): the
 #      tests that need root, a real Slurm or pip (PYTEST_ONLY);
-#   3. pytest, on the lab of each other Slurm series (20.11, 24.11, 26.05,
+#   4. pytest, on the lab of each other Slurm series (20.11, 24.11, 26.05,
 #      from the Debian roots of tools/slurm_lab/root.sh, built in the
 #      background while Bazel runs): the tests whose outcome can differ
 #      between Slurm versions (tests_on).
-# Every *_test.py file must belong to exactly one of the first two: a test
+# Every *_test.py file must belong to exactly one of 1 and 3: a test
 # file that neither runs fails the run. The time of each phase is printed at
 # the end.
 # Usable from any clone location and any cwd. Exits non-zero if any runner
@@ -83,6 +87,33 @@ phase_end 'bazel test //... (all tests without root or Slurm)' \
   "${bazel_status}"
 
 pytest_status=0
+# The TensorFlow releases tested besides .venv's (requirements.txt), each in
+# .venvs/tfX.Y from requirements-tfX.Y.txt (tools/setup.sh X.Y): the oldest
+# and the newest release the overlay serves (overlay.TESTED_RELEASES) and
+# every second one between them; on the oldest and the newest also the lab's
+# training.
+TF_RELEASES=(2.15 2.17 2.19 2.22)
+TF_RELEASE_TESTS=(tensorflow/python/distribute tests/fixture_layouts_test.py
+                  tests/launcher_fixtures_test.py tests/overlay_test.py
+                  tests/wheel_install_test.py)
+for release in "${TF_RELEASES[@]}"; do
+  tests=("${TF_RELEASE_TESTS[@]}")
+  if [[ ${release} == "${TF_RELEASES[0]}" ||
+        ${release} == "${TF_RELEASES[-1]}" ]]; then
+    tests+=(tests/integration/mwms_training_test.py)
+  fi
+  status=0
+  echo "== pytest over TensorFlow ${release}: ${tests[*]}"
+  timeout 900 bash tools/setup.sh "${release}" || status=$?
+  if (( status == 0 )); then
+    SLURM_LAB_SLURM=22.05 timeout 900 ".venvs/tf${release}/bin/python3" -m \
+      pytest --junitxml="${reports}/tf-${release}.xml" "${tests[@]}" \
+      || status=$?
+  fi
+  phase_end "pytest over TensorFlow ${release} (its own venv)" "${status}"
+  (( status == 0 )) || pytest_status=${status}
+done
+
 status=0
 echo "== pytest on Slurm 22.05: ${PYTEST_ONLY[*]}"
 SLURM_LAB_SLURM=22.05 timeout 2400 .venv/bin/python3 -m pytest \

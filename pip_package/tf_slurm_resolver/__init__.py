@@ -15,10 +15,10 @@
 """This repository's SlurmClusterResolver for an installed pip TensorFlow.
 
 `pip install` of the repository (or of its wheel) into an environment that
-has TensorFlow 2.21 installs this package and `tf_slurm_resolver.pth` beside
-it in site-packages; `pip install -e` of the repository (tools/setup.sh does
-so into .venv) installs the same `.pth` and serves the repository's files
-themselves. A wheel holds a copy of the repository's `tensorflow/**.py`
+has TensorFlow 2.15 to 2.22 installs this package and `tf_slurm_resolver.pth`
+beside it in site-packages; `pip install -e` of the repository
+(tools/setup.sh does so into .venv) installs the same `.pth` and serves the
+repository's files themselves. A wheel holds a copy of the repository's `tensorflow/**.py`
 modules under `tf_slurm_resolver/tensorflow/` (a plain folder: `import
 tensorflow` still finds pip TensorFlow). The `.pth` line runs
 `tf_slurm_resolver._startup` when Python starts, before any program can

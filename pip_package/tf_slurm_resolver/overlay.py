@@ -24,9 +24,12 @@ TensorFlow's own start-up imports `cluster_resolver/slurm_cluster_resolver.py`
 and copies its names into `tf.distribute.cluster_resolver`: the package's
 `.pth` file runs it when Python starts (see setup.py).
 
-The modules are tested over the TensorFlow releases in TESTED_RELEASES only.
-Over any other, the finder serves nothing, so TensorFlow keeps its own
-resolver, and says so once on stderr.
+The modules are tested over the TensorFlow releases in TESTED_RELEASES only
+(pre-releases and vendors' builds of them included). Over any other, the
+finder serves nothing, so TensorFlow keeps its own resolver, and says so once
+on stderr, unless the environment variable named by OPT_IN names that release
+(major.minor): then it serves the modules and says once that they are
+untested there.
 """
 
 # Imported at every Python start-up (the .pth): only light modules here;
@@ -34,11 +37,17 @@ resolver, and says so once on stderr.
 import importlib
 import importlib.util
 import os
+import re
 import sys
 
-# TensorFlow releases (major.minor) the modules are tested with; the pin of
-# requirements.txt is one of them (tests/overlay_test.py checks).
-TESTED_RELEASES = ('2.21',)
+# TensorFlow releases (major.minor) the modules are tested with. CI runs the
+# tests over the pin of each requirements*.txt (tests/overlay_test.py checks
+# that they are all here): 2.15, 2.17, 2.19, 2.21 and 2.22; the releases
+# between them ship the same TensorFlow files the modules build on.
+TESTED_RELEASES = ('2.15', '2.16', '2.17', '2.18', '2.19', '2.20', '2.21',
+                   '2.22')
+# Set to an untested release (e.g. '2.23'), serves the modules over it.
+OPT_IN = 'TF_SLURM_RESOLVER_UNTESTED_RELEASE'
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # The folder holding the `tensorflow/` tree served: in a wheel, the copy
@@ -103,10 +112,34 @@ def tensorflow_version():
   return metadata.version(names[0]) if names else None
 
 
+def release(version):
+  """The major.minor of a version string, or None.
+
+  Args:
+    version: as distributions write it: '2.21.0', '2.22.0rc0', '2.22.0-rc0',
+      '2.17.0+nv24.08', '2.15.0.post1', '2.21'; or None.
+  """
+  match = re.match(r'(\d+)\.(\d+)(?!\d)', version or '')
+  return match and '%s.%s' % match.groups()
+
+
 def is_tested(version):
   """Whether `version` ('2.21.0') is of a release in TESTED_RELEASES."""
-  return version is not None and any(
-      version == r or version.startswith(r + '.') for r in TESTED_RELEASES)
+  return release(version) in TESTED_RELEASES
+
+
+def _untested_notice(version, served):
+  """The line saying that `version` is untested, and what is served."""
+  if served:
+    outcome = 'served all the same, as %s=%s asks.' % (OPT_IN,
+                                                       release(version))
+  else:
+    outcome = 'TensorFlow keeps its own (%s=%s serves it all the same).' % (
+        OPT_IN, release(version) or 'X.Y')
+  return ('tf_slurm_resolver: TensorFlow %s is not a release this '
+          'SlurmClusterResolver is tested with (%s to %s): %s\n' %
+          (version or '(version unknown)', TESTED_RELEASES[0],
+           TESTED_RELEASES[-1], outcome))
 
 
 def _is_installed(module):
@@ -133,19 +166,19 @@ class _OverlayFinder:
               dirpath, filename)
 
   def serving(self):
-    """Whether the finder serves its modules: TensorFlow's release is tested.
+    """Whether the finder serves its modules.
 
-    Decided once; the first time over an untested release, says so on stderr.
+    It does over a tested release of TensorFlow, and over the untested one
+    that the OPT_IN variable names. Decided once; the first time over an
+    untested release, says so on stderr.
     """
     if self._serving is None:
       version = self._version_of_tensorflow()
       self._serving = is_tested(version)
       if not self._serving:
-        sys.stderr.write(
-            'tf_slurm_resolver: TensorFlow %s is not a release this '
-            'SlurmClusterResolver is tested with (%s): TensorFlow keeps its '
-            'own.\n' % (version or '(version unknown)',
-                        ', '.join(TESTED_RELEASES)))
+        self._serving = (release(version) is not None and
+                         os.environ.get(OPT_IN) == release(version))
+        sys.stderr.write(_untested_notice(version, self._serving))
     return self._serving
 
   def find_spec(self, fullname, path=None, target=None):

@@ -5,7 +5,9 @@ folder, network and namespace prefix (one of SLOTS, locked for the session,
 so that a developer's lab and concurrent pytest sessions are not disturbed),
 yields a `SlurmLab` to run srun/sbatch/salloc against it, and always stops it
 with down.sh. Tasks run this repository's .venv Python, whose package
-overlay (tools/setup.sh) serves the repository's resolver.
+overlay (tools/setup.sh) serves the repository's resolver; under the Python
+of another venv of this checkout (.venvs/tfX.Y: another TensorFlow release),
+they run that one.
 
 Network safety: the test process itself only runs Slurm clients, through the
 lab's wrappers (they run inside the lab's controller namespace, with
@@ -45,7 +47,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LAB_TOOLS = os.path.join(ROOT, 'tools', 'slurm_lab')
 PYTHON = os.path.join(ROOT, '.venv', 'bin', 'python3')
-if not os.path.exists(PYTHON):
+if (not os.path.exists(PYTHON) or
+    os.path.realpath(sys.prefix).startswith(os.path.realpath(ROOT) + os.sep)):
   PYTHON = sys.executable
 # Labs of concurrent pytest sessions (e.g. two developers' runs) must not
 # share a folder, network or namespace prefix: each session claims a slot with
