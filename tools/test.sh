@@ -93,7 +93,7 @@ pytest_status=0
 # every second one between them; on the oldest and the newest also the lab's
 # training.
 TF_RELEASES=(2.15 2.17 2.19 2.22)
-TF_RELEASE_TESTS=(tensorflow/python/distribute tests/fixture_layouts_test.py
+TF_RELEASE_TESTS=(tensorflow/python/distribute tf_slurm tests/fixture_layouts_test.py
                   tests/launcher_fixtures_test.py tests/overlay_test.py
                   tests/wheel_install_test.py)
 for release in "${TF_RELEASES[@]}"; do
