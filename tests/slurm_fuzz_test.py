@@ -65,8 +65,10 @@ from hypothesis import strategies as st
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_explain
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 from tensorflow.python.distribute.cluster_resolver import slurm_step
+from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tests.fixtures import recorded_steps
 
 if 'TEST_TMPDIR' in os.environ:
@@ -322,8 +324,8 @@ class SlurmFuzzTest(absltest.TestCase):
     # The recorded steps had neither nvidia-smi nor scontrol, and no
     # slurm.conf of this machine is read.
     self.enter_context(mock.patch.object(
-        slurm_cluster_resolver.subprocess, 'run',
-        side_effect=FileNotFoundError(2, 'No such file or directory')))
+        slurm_hostlist, 'run_command',
+        side_effect=slurm_test_util.fake_run_command()))
     self.enter_context(mock.patch.object(
         slurm_cluster_resolver, '_gres_types', return_value=()))
     self.enter_context(mock.patch.dict(os.environ))

@@ -287,7 +287,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
                      slurm_test_util.explain_rows(out))
     self.run.assert_called_once()
-    self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'],
+    self.assertEqual(['scontrol', '--', 'show', 'hostnames', 'n[1-2]'],
                      self.run.call_args[0][0])
 
   def testNodeHostIsTheHostOfEveryAddress(self):

@@ -74,11 +74,12 @@ class BoundGpusTest(slurm_resolver_test_util.ResolverTestCase):
   def testResolverInLauncherDoesNotChangeGpusOfTheStepItStarts(self):
     # A batch script resolves itself (CUDA_VISIBLE_DEVICES 0,1 -> 0), then
     # runs `srun --gpus-per-task=1`, which passes its environment on and
-    # binds GPU 1 to the second task on n1.
+    # binds GPU 1 to the second task on n1 (setting both of its lists).
     self.use_env(slurm_test_util.BATCH_ENV)
     SlurmClusterResolver()
     task = step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1,
-                    CUDA_VISIBLE_DEVICES='1', SLURM_STEP_GPUS='1',
+                    CUDA_VISIBLE_DEVICES='1', GPU_DEVICE_ORDINAL='1',
+                    SLURM_STEP_GPUS='1',
                     SLURM_GPUS_ON_NODE='2', SLURMD_TRES_BIND='gpu:per_task:1')
     self.use_env(dict(os.environ, **task))
     resolver = SlurmClusterResolver()

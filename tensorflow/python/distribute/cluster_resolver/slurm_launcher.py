@@ -61,6 +61,11 @@ VARIABLES = (
 # Open MPI's mapping policies that this model follows, by the value mpirun
 # exports to its ranks for `--map-by` (Open MPI 4 only; unset: by slot).
 _OPEN_MPI_MAPPINGS = {'': 'slot', 'slot': 'slot', 'node': 'node'}
+# The variable that holds a rank's number, by launcher (None: plain srun).
+_RANK_VARIABLES = {
+    OPEN_MPI_4: 'OMPI_COMM_WORLD_RANK', OPEN_MPI_5: 'OMPI_COMM_WORLD_RANK',
+    HYDRA: 'PMI_RANK', SRUN_PMI2: 'SLURM_PROCID', SRUN_PMIX: 'SLURM_PROCID',
+    None: 'SLURM_PROCID'}
 # What an srun launch's own rank variable must equal.
 _SRUN_RANKS = {SRUN_PMI2: 'PMI_RANK', SRUN_PMIX: 'PMIX_RANK'}
 
@@ -130,6 +135,19 @@ def detect_launcher(environ):
         'started this process.' %
         (environ['PMIX_RANK'], environ.get('PMIX_NAMESPACE')))
   return None
+
+
+def rank_variable(environ):
+  """The variable that holds this process's rank in its launch.
+
+  Under `mpirun` and `mpiexec.hydra` it is the launcher's own;
+  `SLURM_PROCID` there is that of the launcher's daemon (or of the batch
+  script).
+
+  Raises:
+    RuntimeError: As `detect_launcher`.
+  """
+  return _RANK_VARIABLES[detect_launcher(environ)]
 
 
 def check_srun_rank(environ, launcher):
@@ -275,10 +293,11 @@ def _own_node(launcher, environ, hostname, nodes):
 def _own_facts(launcher, environ):
   """(rank, size, local rank, local size, universe size or None)."""
   if launcher == HYDRA:
-    names = ('PMI_RANK', 'PMI_SIZE', 'MPI_LOCALRANKID', 'MPI_LOCALNRANKS')
+    names = ('PMI_SIZE', 'MPI_LOCALRANKID', 'MPI_LOCALNRANKS')
   else:
-    names = ('OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE',
-             'OMPI_COMM_WORLD_LOCAL_RANK', 'OMPI_COMM_WORLD_LOCAL_SIZE')
+    names = ('OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK',
+             'OMPI_COMM_WORLD_LOCAL_SIZE')
+  names = (_RANK_VARIABLES[launcher],) + names
   size = _parse_int(launcher, environ, names[1], 1)
   rank = _parse_int(launcher, environ, names[0], 0, size - 1)
   local_size = _parse_int(launcher, environ, names[3], 1, size)
