@@ -592,6 +592,23 @@ class GpuEnvironmentTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual('6,7', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 2}, resolver.num_accelerators())
 
+  def testSecondResolverWithoutGpuDeviceOrdinalDoesNotSplitAgain(self):
+    # A container runtime, a prolog or the user set CUDA_VISIBLE_DEVICES
+    # alone; the first resolver keeps the node's list as Slurm would.
+    self.use_env(step_env('n1', '2', 'n1 n1', 1,
+                          CUDA_VISIBLE_DEVICES='4,5,6,7'))
+    SlurmClusterResolver()
+    self.assertEqual('4,5,6,7', os.environ['GPU_DEVICE_ORDINAL'])
+    resolver = SlurmClusterResolver()
+    self.assertEqual('6,7', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 2}, resolver.num_accelerators())
+
+  def testTaskWithAllOfTheNodesGpusWritesNoGpuDeviceOrdinal(self):
+    self.use_env(step_env('n1', '1', 'n1', 0, CUDA_VISIBLE_DEVICES='4,5'))
+    SlurmClusterResolver()
+    self.assertEqual('4,5', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertNotIn('GPU_DEVICE_ORDINAL', os.environ)
+
   def testWithoutAutoSetGpuTheEnvironmentIsUnchanged(self):
     self.use_gpu_env('4,5,6,7', SLURM_GPUS_ON_NODE='4')
     before = dict(os.environ)
