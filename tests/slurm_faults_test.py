@@ -36,9 +36,7 @@ import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import textwrap
-import time
 
 from absl.testing import absltest
 from absl.testing import parameterized
@@ -73,7 +71,7 @@ _EXEC_FORMAT = b'\x7fELF\x02\x01\x01' + bytes(100)
 
 def _mapped_bytes():
   """The address space this process has mapped now."""
-  with open('/proc/self/statm') as f:
+  with open('/proc/self/statm', encoding='ascii') as f:
     return int(f.read().split()[0]) * resource.getpagesize()
 
 
@@ -133,7 +131,7 @@ class FaultsTestCase(parameterized.TestCase):
     """The command lines the stand-ins ran, in order."""
     if not os.path.exists(self.log):
       return []
-    with open(self.log) as f:
+    with open(self.log, encoding='utf-8') as f:
       return f.read().splitlines()
 
   def run_in_child(self, environ, function):
@@ -261,7 +259,7 @@ class FileFaultsTest(FaultsTestCase):
       return result
 
     conf = os.path.join(self.folder, 'slurm.conf')
-    with open(conf, 'w') as f:
+    with open(conf, 'w', encoding='utf-8') as f:
       f.write('GresTypes=gpu\n')
 
     def resolve_with_swap():
@@ -367,7 +365,7 @@ class RequeueFaultsTest(FaultsTestCase):
     statuses = {}
     for name in sorted(os.listdir(folder)):
       if name.endswith('.env'):
-        with open(os.path.join(folder, name)) as f:
+        with open(os.path.join(folder, name), encoding='utf-8') as f:
           env = dict(line.rstrip('\n').split('=', 1) for line in f
                      if '=' in line)
         env['SLURM_JOB_ID'] = '7'
@@ -392,7 +390,8 @@ class RequeueFaultsTest(FaultsTestCase):
 _WORKER = r'''
 import os, signal, sys, time
 import tensorflow as tf
-from tensorflow.python.distribute.failure_handling import slurm_termination_config as stc
+from tensorflow.python.distribute.failure_handling import (
+    slurm_termination_config as stc)
 where, port, folder = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 
 def sigterm_at(point):
@@ -452,5 +451,4 @@ class SignalInTensorflowTest(parameterized.TestCase):
 
 
 if __name__ == '__main__':
-  tempfile.tempdir = os.environ.get('TEST_TMPDIR', tempfile.gettempdir())
   absltest.main()

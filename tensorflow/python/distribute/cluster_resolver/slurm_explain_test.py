@@ -419,15 +419,19 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
 class ExplainCommandProcessTest(absltest.TestCase):
   """`python -m ...slurm_explain`: the command in a process of its own."""
 
-  def run_module(self, argv, env):
-    """Runs the command with `env` and this process's import path."""
+  def command(self, argv, env):
+    """The command line, and `env` with this process's import path."""
     env = dict(env, PYTHONPATH=os.pathsep.join(sys.path),
                PYTHONDONTWRITEBYTECODE='1',
                PATH=os.environ.get('PATH', os.defpath))
+    return [sys.executable, '-m', slurm_explain.__name__] + argv, env
+
+  def run_module(self, argv, env, stdout=subprocess.PIPE):
+    """Runs the command with `env` and this process's import path."""
+    command, env = self.command(argv, env)
     return subprocess.run(
-        [sys.executable, '-m', slurm_explain.__name__] + argv, env=env,
-        cwd=self.create_tempdir().full_path, capture_output=True, text=True,
-        timeout=300, check=False)
+        command, env=env, cwd=self.create_tempdir().full_path, stdout=stdout,
+        stderr=subprocess.PIPE, text=True, timeout=300, check=False)
 
   def testPrintsTheTfConfigOfThisTask(self):
     result = self.run_module(['--tf-config', '--het-jobs', 'ps,worker'],
@@ -454,13 +458,12 @@ class ExplainCommandProcessTest(absltest.TestCase):
 
   def testClosedPipeEndsItWithoutATraceback(self):
     # As `| head -1` does: more output than a pipe holds, read no further.
-    env = slurm_test_util.step_env('n[1-3000]', '1(x3000)', ' '.join(
-        'n%d' % i for i in range(1, 3001)), 0)
-    with subprocess.Popen(
-        [sys.executable, '-m', slurm_explain.__name__, '--all'],
-        env=dict(env, PYTHONPATH=os.pathsep.join(sys.path),
-                 PATH=os.environ.get('PATH', os.defpath)),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+    command, env = self.command(['--all'], slurm_test_util.step_env(
+        'n[1-3000]', '1(x3000)', ' '.join('n%d' % i for i in range(1, 3001)),
+        0))
+    with subprocess.Popen(command, env=env, cwd=self.create_tempdir().full_path,
+                          stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as process:
       process.stdout.readline()
       process.stdout.close()
       stderr = process.stderr.read().decode()
@@ -469,14 +472,8 @@ class ExplainCommandProcessTest(absltest.TestCase):
     self.assertNotIn('Broken pipe', stderr)
 
   def testFullDiskEndsItWithOneLine(self):
-    with open('/dev/full', 'w') as full:
-      result = subprocess.run(
-          [sys.executable, '-m', slurm_explain.__name__],
-          env=dict(slurm_test_util.cyclic_env(1),
-                   PYTHONPATH=os.pathsep.join(sys.path),
-                   PATH=os.environ.get('PATH', os.defpath)),
-          stdout=full, stderr=subprocess.PIPE, text=True, timeout=300,
-          check=False)
+    with open('/dev/full', 'w', encoding='utf-8') as full:
+      result = self.run_module([], slurm_test_util.cyclic_env(1), stdout=full)
     self.assertEqual(1, result.returncode, result.stderr)
     self.assertNotIn('Traceback', result.stderr)
     self.assertIn('error: cannot write the output: No space left on device\n',

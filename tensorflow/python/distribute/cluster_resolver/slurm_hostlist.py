@@ -485,7 +485,8 @@ def expand_hostlist_with_scontrol(hostlist):
     stdout, stderr = run_command(
         ['scontrol', '--', 'show', 'hostnames', hostlist])
   except RuntimeError as e:
-    raise RuntimeError('Cannot expand hostlist %r: %s' % (hostlist, e)) from None
+    raise RuntimeError('Cannot expand hostlist %r: %s' %
+                       (hostlist, e)) from None
   if 'invalid hostlist' in stderr.lower():
     # scontrol 22.05 reports a bad expression this way with exit status 0.
     raise ValueError('Invalid hostlist %r: scontrol says %s' %

@@ -28,7 +28,6 @@ is the only input.
 import collections
 import dataclasses
 import functools
-import os
 import re
 import socket
 from typing import Mapping, Optional, Tuple

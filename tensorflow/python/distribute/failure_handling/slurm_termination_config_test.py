@@ -476,21 +476,25 @@ class SlurmTerminationConfigTest(parameterized.TestCase):
   def testSigtermThatTensorflowsHandlerTookIsSeenByTheWatcher(self):
     took = self.enter_context(mock.patch.object(
         stc, '_tf_took_sigterm', return_value='/job:worker/task:1'))
+    self.run_mock.side_effect = [_done(_TIME_LIMIT), _done()]
     config = self._config()
     watcher = config.termination_watcher_fn
     with self.assertLogs('tensorflow', 'WARNING') as logs:
       self.assertTrue(watcher())
     self.assertIn('took a SIGTERM (of /job:worker/task:1)', logs.output[0])
-    self.assertIn(signal.SIGTERM, config._received)  # pylint: disable=protected-access
     took.assert_called_once()
+    # The config's own SIGTERM, then: at the time limit, task 0 requeues.
+    self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+    self.assertEqual(self._commands()[1], ('scontrol', 'requeue', '7'))
 
   def testTensorflowsHandlerIsAskedOnlyInTheWatchersFirstPolls(self):
     took = self.enter_context(mock.patch.object(
         stc, '_tf_took_sigterm', return_value=None))
     watcher = self._config().termination_watcher_fn
-    polls = [watcher() for _ in range(stc._TF_SIGTERM_POLLS + 2)]  # pylint: disable=protected-access
-    self.assertFalse(any(polls))
-    self.assertEqual(took.call_count, stc._TF_SIGTERM_POLLS)  # pylint: disable=protected-access
+    # pylint: disable-next=protected-access
+    first_polls = stc._TF_SIGTERM_POLLS
+    self.assertFalse(any(watcher() for _ in range(first_polls + 2)))
+    self.assertEqual(took.call_count, first_polls)
 
   def testOutsideSlurmThereIsNothingToRequeue(self):
     config = self._config({'HOME': '/root'})
