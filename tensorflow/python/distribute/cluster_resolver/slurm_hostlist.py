@@ -439,14 +439,13 @@ def run_command(command, missing_ok=False):
   except OSError as e:
     raise RuntimeError('`%s` cannot run: %s' %
                        (shown, e.strerror or e)) from None
+  deadline = time.monotonic() + SUBPROCESS_TIMEOUT_SECS
   with process:
     try:
-      output = _read_pipes(process,
-                           time.monotonic() + SUBPROCESS_TIMEOUT_SECS)
+      output = _read_pipes(process, deadline)
       status = None if output is None else process.wait(
-          SUBPROCESS_TIMEOUT_SECS)
+          max(0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-      process.kill()
       raise RuntimeError('`%s` did not finish within %d s' %
                          (shown, SUBPROCESS_TIMEOUT_SECS)) from None
     finally:
@@ -456,12 +455,12 @@ def run_command(command, missing_ok=False):
   if output is None:
     raise RuntimeError('`%s` printed more than %d bytes' %
                        (shown, MAX_READ_BYTES))
-  stdout, stderr = (_decoded(shown, name, data)
-                    for name, data in zip(('stdout', 'stderr'), output))
   if status:
+    printed = b''.join(output).decode('utf-8', errors='replace')
     raise RuntimeError('`%s` failed (exit status %d): %s' %
-                       (shown, status, (stdout + stderr).strip()[-300:]))
-  return stdout, stderr
+                       (shown, status, printed.strip()[-300:]))
+  return tuple(_decoded(shown, name, data)
+               for name, data in zip(('stdout', 'stderr'), output))
 
 
 def expand_hostlist_with_scontrol(hostlist):
