@@ -24,7 +24,6 @@ variables alone.
 
 import collections
 import os
-import subprocess
 from unittest import mock
 
 from absl.testing import absltest
@@ -32,15 +31,12 @@ from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tests.fixtures import recorded_steps
 
 # The bindings of SLURMD_TRES_BIND that give each task GPUs of its own
 # (srun --gpus-per-task, --gpu-bind=single|map_gpu|mask_gpu).
 _PER_TASK_BINDINGS = ('per_task', 'single', 'map_gpu', 'mask_gpu')
-
-
-def _no_nvidia_smi(*args, **kwargs):
-  raise FileNotFoundError(2, 'No such file or directory', args[0][0])
 
 
 def _gpu_list(value):
@@ -116,7 +112,8 @@ class FixtureLayoutTest(parameterized.TestCase):
     # GresTypes=gpu, the tasks without GPU variables would hide the node's
     # GPUs (slurm_gpus_test.py), which this rule leaves out.
     self.enter_context(
-        mock.patch.object(subprocess, 'run', side_effect=_no_nvidia_smi))
+        mock.patch.object(slurm_hostlist, 'run_command',
+                          side_effect=slurm_test_util.fake_run_command()))
     self.enter_context(mock.patch.object(
         slurm_cluster_resolver, '_gres_types', return_value=()))
 

@@ -64,8 +64,10 @@ import hypothesis.configuration
 from hypothesis import strategies as st
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 from tensorflow.python.distribute.cluster_resolver import slurm_step
+from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tests.fixtures import recorded_steps
 from tf_slurm import explain
 
@@ -322,8 +324,8 @@ class SlurmFuzzTest(absltest.TestCase):
     # The recorded steps had neither nvidia-smi nor scontrol, and no
     # slurm.conf of this machine is read.
     self.enter_context(mock.patch.object(
-        slurm_cluster_resolver.subprocess, 'run',
-        side_effect=FileNotFoundError(2, 'No such file or directory')))
+        slurm_hostlist, 'run_command',
+        side_effect=slurm_test_util.fake_run_command()))
     self.enter_context(mock.patch.object(
         slurm_cluster_resolver, '_gres_types', return_value=()))
     self.enter_context(mock.patch.dict(os.environ))
@@ -396,8 +398,10 @@ class SlurmFuzzTest(absltest.TestCase):
     """The checks of fixture_layouts_test.py, for one task."""
     changed = {name for name in set(env) | set(after)
                if env.get(name) != after.get(name)}
-    self.assertContainsSubset(changed, {'CUDA_VISIBLE_DEVICES',
-                                        'TF_FORCE_GPU_ALLOW_GROWTH'})
+    written = {'CUDA_VISIBLE_DEVICES', 'TF_FORCE_GPU_ALLOW_GROWTH'}
+    if 'GPU_DEVICE_ORDINAL' not in env:  # Written as Slurm would, if unset.
+      written.add('GPU_DEVICE_ORDINAL')
+    self.assertContainsSubset(changed, written)
     spec = resolver.cluster_spec().as_dict()
     addresses = [a for job in spec.values() for a in job]
     self.assertLen(set(addresses), len(addresses))

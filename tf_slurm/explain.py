@@ -258,14 +258,41 @@ def _explain(environ, args, out):
   return _check_hosts(resolution, out) if args.check_hosts else 0
 
 
-def main(argv=None, environ=None, out=None):
-  """Runs the explain command; returns the exit status."""
-  args = _explain_parser().parse_args(argv)
+def _discard_stdout():
+  """Sends what is left in sys.stdout's buffer, at exit too, to /dev/null."""
   try:
-    return _explain(os.environ if environ is None else environ, args,
-                    sys.stdout if out is None else out)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+  except (AttributeError, OSError, ValueError):  # No stdout to redirect.
+    pass
+
+
+def main(argv=None, environ=None, out=None):
+  """Runs the explain command; returns the exit status.
+
+  An output that cannot be written (standard output closed, a pipe whose
+  reader stopped as `| head -1` does, a full disk) ends it with status 1,
+  without a traceback; with one line on stderr unless the reader stopped.
+  """
+  args = _explain_parser().parse_args(argv)
+  to_stdout = out is None
+  out = sys.stdout if to_stdout else out
+  try:
+    if out is None:
+      raise OSError('standard output is closed')
+    status = _explain(os.environ if environ is None else environ, args, out)
+    out.flush()
+    return status
   except (RuntimeError, TypeError, ValueError) as e:
     sys.stderr.write('error: %s\n' % e)
+    return 1
+  except OSError as e:
+    if to_stdout:
+      _discard_stdout()
+    if not isinstance(e, BrokenPipeError):
+      sys.stderr.write('error: cannot write the output: %s\n' %
+                       (e.strerror or e))
     return 1
 
 

@@ -14,6 +14,7 @@
 # ==============================================================================
 """Tests for the explain command of SlurmClusterResolver."""
 
+import errno
 import functools
 import io
 import itertools
@@ -301,7 +302,7 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
                      explain_rows(out))
     self.run.assert_called_once()
-    self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'],
+    self.assertEqual(['scontrol', '--', 'show', 'hostnames', 'n[1-2]'],
                      self.run.call_args[0][0])
 
   def testNodeHostIsTheHostOfEveryAddress(self):
@@ -367,6 +368,17 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertIn('\nHost lookup: 1 of 2 hosts resolve on this node\n', out)
     self.assertRegex(out, r"\n  not answered within \S+ s: \['n2'\]\n")
 
+  @parameterized.named_parameters(
+      ('_reader_stopped', BrokenPipeError(errno.EPIPE, 'Broken pipe'), ''),
+      ('_disk_full', OSError(errno.ENOSPC, 'No space left on device'),
+       'error: cannot write the output: No space left on device\n'))
+  def testOutputThatCannotBeWrittenIsExitStatus1(self, error, stderr):
+    out = mock.Mock(spec=io.StringIO)
+    out.write.side_effect = error
+    with mock.patch.object(sys, 'stderr', io.StringIO()) as err:
+      status = slurm_explain.main([], slurm_test_util.cyclic_env(1), out)
+    self.assertEqual((1, stderr), (status, err.getvalue()))
+
   def testBadOptionIsAUsageError(self):
     with mock.patch.object(sys, 'stderr', io.StringIO()) as err:
       with self.assertRaises(SystemExit) as raised:
@@ -421,15 +433,19 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
 class ExplainCommandProcessTest(absltest.TestCase):
   """`python -m tf_slurm.explain`: the command in a process of its own."""
 
-  def run_module(self, argv, env):
-    """Runs the command with `env` and this process's import path."""
+  def command(self, argv, env):
+    """The command line, and `env` with this process's import path."""
     env = dict(env, PYTHONPATH=os.pathsep.join(sys.path),
                PYTHONDONTWRITEBYTECODE='1',
                PATH=os.environ.get('PATH', os.defpath))
+    return [sys.executable, '-m', slurm_explain.__name__] + argv, env
+
+  def run_module(self, argv, env, stdout=subprocess.PIPE):
+    """Runs the command with `env` and this process's import path."""
+    command, env = self.command(argv, env)
     return subprocess.run(
-        [sys.executable, '-m', slurm_explain.__name__] + argv, env=env,
-        cwd=self.create_tempdir().full_path, capture_output=True, text=True,
-        timeout=300, check=False)
+        command, env=env, cwd=self.create_tempdir().full_path, stdout=stdout,
+        stderr=subprocess.PIPE, text=True, timeout=300, check=False)
 
   def testPrintsTheTfConfigOfThisTask(self):
     result = self.run_module(['--tf-config', '--het-jobs', 'ps,worker'],
@@ -453,6 +469,29 @@ class ExplainCommandProcessTest(absltest.TestCase):
     self.assertIn(
         "\nerror: port_base='reserved' needs SLURM_STEP_RESV_PORTS: launch "
         'the step with srun --resv-ports=N', '\n' + result.stderr)
+
+  def testClosedPipeEndsItWithoutATraceback(self):
+    # As `| head -1` does: more output than a pipe holds, read no further.
+    command, env = self.command(['--all'], slurm_test_util.step_env(
+        'n[1-3000]', '1(x3000)', ' '.join('n%d' % i for i in range(1, 3001)),
+        0))
+    with subprocess.Popen(command, env=env, cwd=self.create_tempdir().full_path,
+                          stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE) as process:
+      process.stdout.readline()
+      process.stdout.close()
+      stderr = process.stderr.read().decode()
+      self.assertEqual(1, process.wait(300), stderr)
+    self.assertNotIn('Traceback', stderr)
+    self.assertNotIn('Broken pipe', stderr)
+
+  def testFullDiskEndsItWithOneLine(self):
+    with open('/dev/full', 'w', encoding='utf-8') as full:
+      result = self.run_module([], slurm_test_util.cyclic_env(1), stdout=full)
+    self.assertEqual(1, result.returncode, result.stderr)
+    self.assertNotIn('Traceback', result.stderr)
+    self.assertIn('error: cannot write the output: No space left on device\n',
+                  result.stderr)
 
   def testOutsideASlurmTaskFailsWithNothingOnStdout(self):
     result = self.run_module(['--tf-config'], {})

@@ -166,10 +166,11 @@ def _own_node(launcher, environ, hostname, nodes):
 def _own_facts(launcher, environ):
   """(rank, size, local rank, local size, universe size or None)."""
   if launcher == slurm_launcher.HYDRA:
-    names = ('PMI_RANK', 'PMI_SIZE', 'MPI_LOCALRANKID', 'MPI_LOCALNRANKS')
+    names = ('PMI_SIZE', 'MPI_LOCALRANKID', 'MPI_LOCALNRANKS')
   else:
-    names = ('OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE',
-             'OMPI_COMM_WORLD_LOCAL_RANK', 'OMPI_COMM_WORLD_LOCAL_SIZE')
+    names = ('OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK',
+             'OMPI_COMM_WORLD_LOCAL_SIZE')
+  names = (slurm_launcher.rank_variable(environ),) + names
   size = _parse_int(launcher, environ, names[1], 1)
   rank = _parse_int(launcher, environ, names[0], 0, size - 1)
   local_size = _parse_int(launcher, environ, names[3], 1, size)

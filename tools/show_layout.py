@@ -18,21 +18,18 @@ Without arguments, four steps are shown; `--all` shows every folder.
 """
 
 import os
-import subprocess
 import sys
 from unittest import mock
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tests.fixtures import recorded_steps
 
 _FIXTURES = recorded_steps.FIXTURES
 _DEFAULT_STEPS = ('n5-N2-cyclic', 'n6-N2-plane2', 'N2-ntpn4-gpus-per-node4',
                   'het-N1n1-N2n3-gpu')
 _ROW = '  %-5s %-8s %-10s %-14s %-16s %s'
-
-
-def _no_nvidia_smi(*args, **kwargs):
-  raise FileNotFoundError(2, 'No such file or directory', args[0][0])
 
 
 def _resolve_in(env):
@@ -45,7 +42,8 @@ def _resolve_in(env):
   os.environ.clear()
   os.environ.update(env)
   try:
-    with mock.patch.object(subprocess, 'run', side_effect=_no_nvidia_smi):
+    with mock.patch.object(slurm_hostlist, 'run_command',
+                           side_effect=slurm_test_util.fake_run_command()):
       resolver = slurm_cluster_resolver.SlurmClusterResolver()
     return resolver, os.environ.get('CUDA_VISIBLE_DEVICES')
   except (RuntimeError, ValueError) as e:

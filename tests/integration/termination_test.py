@@ -331,8 +331,8 @@ class TerminationTest(absltest.TestCase):
     text = self._assert_ended(job, 'early warning without scontrol',
                               'COMPLETED', 1)
     self.assertIn('job %s should be requeued after the early warning, but '
-                  'there is no scontrol on PATH. Exiting with 43' % job.id,
-                  text)
+                  '`scontrol -o show job %s` cannot run: scontrol is not on '
+                  'PATH. Exiting with 43' % (job.id, job.id), text)
     self.assertIn('job %s: srun exited with 43' % job.id, text)
     self.assertNotIn(REQUEUED_BY_TASK, text)
     self._assert_resumed(job, STEPS)

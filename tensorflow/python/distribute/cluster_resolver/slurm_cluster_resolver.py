@@ -17,7 +17,6 @@
 import dataclasses
 import os
 import re
-import subprocess
 from typing import Mapping, Sequence, Tuple
 
 from tensorflow.core.protobuf import cluster_pb2
@@ -408,14 +407,19 @@ def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
 
 
 def _gres_types(path):
-  """The GRES types the slurm.conf at `path` lists; None if unreadable."""
-  if path is None or not os.path.isfile(path):  # No FIFO: it could block.
+  """The GRES types the slurm.conf at `path` lists; None if unreadable.
+
+  Unreadable is also what is not a regular file of at most
+  `slurm_hostlist.MAX_READ_BYTES` (`slurm_hostlist.read_regular_file`).
+  """
+  if path is None:
     return None
   try:
-    with open(path, encoding='utf-8', errors='replace') as conf:
-      return slurm_step.gres_types(conf.read())
-  except OSError:
+    data = slurm_hostlist.read_regular_file(path,
+                                            slurm_hostlist.MAX_READ_BYTES)
+  except (OSError, ValueError):
     return None
+  return slurm_step.gres_types(data.decode('utf-8', errors='replace'))
 
 
 def _unnamed_gpus():
@@ -441,25 +445,31 @@ def _unnamed_gpus():
       'nvidia-smi --list-gpus')
 
 
-def _count_nvidia_gpus(timeout=slurm_hostlist.SUBPROCESS_TIMEOUT_SECS):
-  """Counts this node's GPUs with `nvidia-smi --list-gpus`; 0 without it."""
+def _count_nvidia_gpus():
+  """Counts this node's GPUs with `nvidia-smi --list-gpus`; 0 without it.
+
+  Raises:
+    RuntimeError: If nvidia-smi fails (`slurm_hostlist.run_command`), other
+      than for finding no GPU, or lists more than
+      `slurm_step.MAX_GPUS_PER_NODE`.
+  """
   command = ['nvidia-smi', '--list-gpus']
   try:
-    result = subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, check=False)
-  except FileNotFoundError:
-    return 0
-  except subprocess.TimeoutExpired:
-    raise RuntimeError('%r did not finish within %s s; pass gpus_per_node to '
-                       'skip it' % (command, timeout)) from None
-  if result.returncode != 0:
-    if 'no devices were found' in (result.stdout + result.stderr).lower():
+    printed = slurm_hostlist.run_command(command, missing_ok=True)
+  except RuntimeError as e:
+    if 'no devices were found' in str(e).lower():
       return 0
+    raise RuntimeError('Could not count the GPUs: %s; pass gpus_per_node to '
+                       'skip it' % e) from None
+  if printed is None:  # No nvidia-smi.
+    return 0
+  count = sum(line.startswith('GPU ') for line in printed[0].splitlines())
+  if count > slurm_step.MAX_GPUS_PER_NODE:
     raise RuntimeError(
-        'Could not get the number of GPUs: %r exited with status %d: %s; '
-        'pass gpus_per_node to skip it' %
-        (command, result.returncode, (result.stdout + result.stderr).strip()))
-  return sum(line.startswith('GPU ') for line in result.stdout.splitlines())
+        '`%s` lists %d GPUs, more than a node can have (%d); pass '
+        'gpus_per_node to skip it' % (' '.join(command), count,
+                                      slurm_step.MAX_GPUS_PER_NODE))
+  return count
 
 
 def get_num_gpus():
@@ -527,8 +537,10 @@ class SlurmClusterResolver(ClusterResolver):
 
     It reads the environment variables `slurm_step.VARIABLES` lists (the
     explain command shows their values in a task). It sets
-    `CUDA_VISIBLE_DEVICES`, and `TF_FORCE_GPU_ALLOW_GROWTH` where tasks
-    share a GPU.
+    `CUDA_VISIBLE_DEVICES`, `TF_FORCE_GPU_ALLOW_GROWTH` where tasks share a
+    GPU, and `GPU_DEVICE_ORDINAL` (as Slurm does) where it gives the task
+    part of the node's GPUs and that is unset: constructed again, in this
+    process or a child, it gives the same GPUs.
 
     The step is read through `_resolve_own_rank`, `_resolve_num_tasks`,
     `_resolve_hostlist` and `_resolve_task_configuration`, as in TensorFlow
@@ -740,7 +752,8 @@ def _set_cuda_visible_devices(gpus):
 
   A task that shares its GPU with other tasks of its node also sets
   TF_FORCE_GPU_ALLOW_GROWTH=true, unless the user set it, so that none of
-  them reserves all of the GPU's memory.
+  them reserves all of the GPU's memory. A task that gets part of the
+  node's GPUs sets GPU_DEVICE_ORDINAL to all of them where it is unset.
 
   Args:
     gpus: The task's `slurm_step.GpuPlan`.
@@ -749,4 +762,9 @@ def _set_cuda_visible_devices(gpus):
     return
   if gpus.sharers > 1:
     os.environ.setdefault('TF_FORCE_GPU_ALLOW_GROWTH', 'true')
+  if (gpus.node_gpus is not None and 'GPU_DEVICE_ORDINAL' not in os.environ
+      and set(gpus.task_gpus) < set(gpus.node_gpus)):
+    # As Slurm sets it: the node's GPUs, which a second resolver of this
+    # task then deals again (`slurm_step.read_gpus`), not this task's share.
+    os.environ['GPU_DEVICE_ORDINAL'] = ','.join(gpus.node_gpus)
   os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(gpus.task_gpus)

@@ -74,11 +74,12 @@ class BoundGpusTest(slurm_resolver_test_util.ResolverTestCase):
   def testResolverInLauncherDoesNotChangeGpusOfTheStepItStarts(self):
     # A batch script resolves itself (CUDA_VISIBLE_DEVICES 0,1 -> 0), then
     # runs `srun --gpus-per-task=1`, which passes its environment on and
-    # binds GPU 1 to the second task on n1.
+    # binds GPU 1 to the second task on n1 (setting both of its lists).
     self.use_env(slurm_test_util.BATCH_ENV)
     SlurmClusterResolver()
     task = step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1,
-                    CUDA_VISIBLE_DEVICES='1', SLURM_STEP_GPUS='1',
+                    CUDA_VISIBLE_DEVICES='1', GPU_DEVICE_ORDINAL='1',
+                    SLURM_STEP_GPUS='1',
                     SLURM_GPUS_ON_NODE='2', SLURMD_TRES_BIND='gpu:per_task:1')
     self.use_env(dict(os.environ, **task))
     resolver = SlurmClusterResolver()
@@ -590,6 +591,23 @@ class GpuEnvironmentTest(slurm_resolver_test_util.ResolverTestCase):
     resolver = SlurmClusterResolver()
     self.assertEqual('6,7', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 2}, resolver.num_accelerators())
+
+  def testSecondResolverWithoutGpuDeviceOrdinalDoesNotSplitAgain(self):
+    # A container runtime, a prolog or the user set CUDA_VISIBLE_DEVICES
+    # alone; the first resolver keeps the node's list as Slurm would.
+    self.use_env(step_env('n1', '2', 'n1 n1', 1,
+                          CUDA_VISIBLE_DEVICES='4,5,6,7'))
+    SlurmClusterResolver()
+    self.assertEqual('4,5,6,7', os.environ['GPU_DEVICE_ORDINAL'])
+    resolver = SlurmClusterResolver()
+    self.assertEqual('6,7', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 2}, resolver.num_accelerators())
+
+  def testTaskWithAllOfTheNodesGpusWritesNoGpuDeviceOrdinal(self):
+    self.use_env(step_env('n1', '1', 'n1', 0, CUDA_VISIBLE_DEVICES='4,5'))
+    SlurmClusterResolver()
+    self.assertEqual('4,5', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertNotIn('GPU_DEVICE_ORDINAL', os.environ)
 
   def testWithoutAutoSetGpuTheEnvironmentIsUnchanged(self):
     self.use_gpu_env('4,5,6,7', SLURM_GPUS_ON_NODE='4')

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""The grammar of Slurm's compressed host and task-count lists.
+"""The grammar of Slurm's compressed host and task-count lists; safe reads.
 
 `expand_hostlist` turns a hostlist such as `n[09-11],gpu1-ib` into host names
 in the order `scontrol show hostnames` prints them, and
@@ -20,20 +20,30 @@ in the order `scontrol show hostnames` prints them, and
 one number. All are pure functions that refuse malformed or oversized input
 before allocating anything large.
 `get_expander` also offers Slurm's own `scontrol show hostnames`, alone or as
-a cross-check.
+a cross-check. The resolver's other layers run commands (`run_command`) and
+read files (`read_regular_file`) only through this module, within bounds of
+time and size.
 """
 
 import functools
 import itertools
 import os
 import re
+import selectors
+import stat
 import subprocess
+import time
 
 # The most names one list may expand to. Slurm sets no total, but no step has
 # more nodes (or tasks) than this.
 MAX_HOSTS = 1024 * 1024
-# How long a command run to learn about the node may take.
-SUBPROCESS_TIMEOUT_SECS = 30
+# How long a command run here (scontrol, nvidia-smi) may take. scontrol's
+# calls to slurmctld time out after MessageTimeout (10 s by default); within
+# the KillWait (30 s by default) after SIGTERM there is time for two.
+SUBPROCESS_TIMEOUT_SECS = 10
+# The most output a command run here may print, and the largest slurm.conf
+# read: far beyond `scontrol show hostnames` of a step of MAX_HOSTS nodes.
+MAX_READ_BYTES = 16 * 1024 * 1024
 # Slurm refuses a bracket range (`LO-HI`) of more hosts than this, and a
 # bracket group other than the last of more hosts in all (_MAX_RANGE and
 # MAX_PREFIX_CNT in Slurm's src/common/hostlist.{c,h}).
@@ -248,14 +258,22 @@ def expand_hostlist(hostlist):
     The list of host names.
 
   Raises:
-    ValueError: If the expression is malformed (unbalanced, nested or empty
-      brackets, non-digits or a descending range in brackets), a range or a
+    ValueError: If the expression is not UTF-8 text or is malformed
+      (unbalanced, nested or empty brackets, non-digits or a descending
+      range in brackets), a range or a
       group before the last has more than `_MAX_RANGE` hosts, or the whole
       list more than `MAX_HOSTS`. Nothing large is allocated before these
       checks.
   """
   if not isinstance(hostlist, str):
     raise ValueError('Invalid hostlist %r: expected a string' % (hostlist,))
+  try:
+    hostlist.encode('utf-8')
+  except UnicodeEncodeError as e:
+    # Bytes of the environment that are not UTF-8 (os.environ keeps them as
+    # surrogates): no host name of TensorFlow's can hold them.
+    raise ValueError('Invalid hostlist %r: not UTF-8 text (character %d)' %
+                     (hostlist, e.start)) from None
   try:
     parsed = _parse(hostlist)
   except ValueError as e:
@@ -321,8 +339,138 @@ def slurm_conf_path(environ):
               None)
 
 
-def expand_hostlist_with_scontrol(hostlist, timeout=SUBPROCESS_TIMEOUT_SECS):
-  """Expands a hostlist with `scontrol show hostnames`, as TF r1.15 did."""
+def read_regular_file(path, limit):
+  """Returns the bytes of the regular file `path`, of at most `limit` bytes.
+
+  The path may be a symbolic link; what it names must be a regular file.
+  Anything else (a FIFO, a device such as /dev/zero, a directory) is refused
+  before it is opened, since opening some devices acts on them; what is
+  opened (non-blocking, so that a FIFO put there meanwhile cannot block) is
+  checked again. At most `limit` + 1 bytes are read.
+
+  Raises:
+    OSError: If it cannot be opened or read.
+    ValueError: If it is not a regular file or is larger than `limit`; the
+      message says which, without the path.
+  """
+  if not stat.S_ISREG(os.stat(path).st_mode):
+    raise ValueError('not a regular file')
+  fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+  with open(fd, 'rb') as opened:
+    size = os.fstat(fd)
+    if not stat.S_ISREG(size.st_mode):
+      raise ValueError('not a regular file')
+    # Up to its size when opened, and one byte more to tell a file over the
+    # bound.
+    data = opened.read(min(size.st_size, limit) + 1)
+  if len(data) > limit:
+    raise ValueError('larger than %d bytes' % limit)
+  return data
+
+
+def _read_pipes(process, deadline):
+  """Reads the output of `process` up to MAX_READ_BYTES; None if too much.
+
+  Returns:
+    (stdout, stderr) as bytes, once both are closed; or None when they hold
+    more than MAX_READ_BYTES together.
+
+  Raises:
+    subprocess.TimeoutExpired: If they are not closed by `deadline`.
+  """
+  chunks = {process.stdout: [], process.stderr: []}
+  size = 0
+  with selectors.DefaultSelector() as selector:
+    for pipe in chunks:
+      selector.register(pipe, selectors.EVENT_READ)
+    while selector.get_map():
+      left = deadline - time.monotonic()
+      if left <= 0:
+        raise subprocess.TimeoutExpired(process.args, SUBPROCESS_TIMEOUT_SECS)
+      for key, _ in selector.select(left):
+        data = os.read(key.fd, 64 * 1024)
+        if not data:
+          selector.unregister(key.fileobj)
+        chunks[key.fileobj].append(data)
+        size += len(data)
+        if size > MAX_READ_BYTES:
+          return None
+  return b''.join(chunks[process.stdout]), b''.join(chunks[process.stderr])
+
+
+def _decoded(shown, name, data):
+  """`data` (stream `name` of command `shown`) as UTF-8 text."""
+  try:
+    return data.decode('utf-8')
+  except UnicodeDecodeError as e:
+    raise RuntimeError('`%s` printed %s that is not UTF-8 text (byte %d)' %
+                       (shown, name, e.start)) from None
+
+
+def run_command(command, missing_ok=False):
+  """Runs `command` (no shell); returns what it printed.
+
+  It runs for at most SUBPROCESS_TIMEOUT_SECS (then it is killed) and may
+  print at most MAX_READ_BYTES.
+
+  Args:
+    command: The program and its arguments, a list of strings.
+    missing_ok: Return None, not raise, if the program is not on PATH.
+
+  Returns:
+    (stdout, stderr) as text, or None (`missing_ok`).
+
+  Raises:
+    RuntimeError: Naming the command and what happened, if it cannot be run
+      (not on PATH, not executable, not a program of this machine), does not
+      finish in time, prints too much, exits with a status other than 0
+      (the message ends with its stdout and stderr) or prints what is not
+      UTF-8 text.
+  """
+  shown = ' '.join(command)
+  try:
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+  except FileNotFoundError:
+    if missing_ok:
+      return None
+    raise RuntimeError('`%s` cannot run: %s is not on PATH' %
+                       (shown, command[0])) from None
+  except OSError as e:
+    raise RuntimeError('`%s` cannot run: %s' %
+                       (shown, e.strerror or e)) from None
+  deadline = time.monotonic() + SUBPROCESS_TIMEOUT_SECS
+  with process:
+    try:
+      output = _read_pipes(process, deadline)
+      status = None if output is None else process.wait(
+          max(0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+      raise RuntimeError('`%s` did not finish within %d s' %
+                         (shown, SUBPROCESS_TIMEOUT_SECS)) from None
+    finally:
+      if process.poll() is None:
+        process.kill()
+        process.wait()
+  if output is None:
+    raise RuntimeError('`%s` printed more than %d bytes' %
+                       (shown, MAX_READ_BYTES))
+  if status:
+    printed = b''.join(output).decode('utf-8', errors='replace')
+    raise RuntimeError('`%s` failed (exit status %d): %s' %
+                       (shown, status, printed.strip()[-300:]))
+  return tuple(_decoded(shown, name, data)
+               for name, data in zip(('stdout', 'stderr'), output))
+
+
+def expand_hostlist_with_scontrol(hostlist):
+  """Expands a hostlist with `scontrol show hostnames`, as TF r1.15 did.
+
+  Raises:
+    ValueError: If scontrol says the hostlist is invalid.
+    RuntimeError: If scontrol cannot tell (`run_command`), or no slurm.conf
+      tells it where Slurm is.
+  """
   if slurm_conf_path(os.environ) is None:
     raise RuntimeError(
         'Cannot expand hostlist %r with scontrol: SLURM_CONF is not set and '
@@ -330,26 +478,19 @@ def expand_hostlist_with_scontrol(hostlist, timeout=SUBPROCESS_TIMEOUT_SECS):
         'controller in DNS (Slurm sets SLURM_CONF in every task; outside a '
         "task set it, or use hostlist_expansion='builtin')" %
         (hostlist, ', '.join(_SLURM_CONF_PATHS)))
-  command = ['scontrol', 'show', 'hostnames', hostlist]
+  # After `--` no argument is an option (scontrol permutes them), so that a
+  # hostlist such as `--version` is a hostlist.
   try:
-    result = subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, check=False)
-  except FileNotFoundError:
-    raise RuntimeError('Cannot expand hostlist %r: scontrol is not installed '
-                       'or not on PATH' % hostlist) from None
-  except subprocess.TimeoutExpired:
-    raise RuntimeError('Cannot expand hostlist %r: %r did not finish within '
-                       '%s s' % (hostlist, command, timeout)) from None
-  output = '%s\n%s' % (result.stdout, result.stderr)
-  if result.returncode != 0:
-    raise RuntimeError('Cannot expand hostlist %r: %r exited with status %d: '
-                       '%s' % (hostlist, command, result.returncode,
-                               output.strip()))
-  if 'invalid hostlist' in output.lower():
+    stdout, stderr = run_command(
+        ['scontrol', '--', 'show', 'hostnames', hostlist])
+  except RuntimeError as e:
+    raise RuntimeError('Cannot expand hostlist %r: %s' %
+                       (hostlist, e)) from None
+  if 'invalid hostlist' in stderr.lower():
     # scontrol 22.05 reports a bad expression this way with exit status 0.
     raise ValueError('Invalid hostlist %r: scontrol says %s' %
-                     (hostlist, output.strip()))
-  return result.stdout.split()
+                     (hostlist, stderr.strip()))
+  return stdout.split()
 
 
 def _expansion(expand, hostlist):

@@ -43,6 +43,11 @@ VARIABLES = ('SLURM_JOB_NUM_NODES', 'OMPI_COMM_WORLD_RANK',
              'OMPI_COMM_WORLD_SIZE', 'OMPI_MCA_orte_hnp_uri', 'PRTE_LAUNCHED',
              'PMI_RANK', 'PMI_SIZE', 'PMI_JOBID', 'MPI_LOCALRANKID',
              'PMIX_RANK', 'PMIX_NAMESPACE')
+# The variable that holds a rank's number, by launcher (None: plain srun).
+_RANK_VARIABLES = {
+    OPEN_MPI_4: 'OMPI_COMM_WORLD_RANK', OPEN_MPI_5: 'OMPI_COMM_WORLD_RANK',
+    HYDRA: 'PMI_RANK', SRUN_PMI2: 'SLURM_PROCID', SRUN_PMIX: 'SLURM_PROCID',
+    None: 'SLURM_PROCID'}
 # What an srun launch's own rank variable must equal.
 _SRUN_RANKS = {SRUN_PMI2: 'PMI_RANK', SRUN_PMIX: 'PMIX_RANK'}
 # The variable that holds the number of ranks under each MPI launcher.
@@ -91,6 +96,25 @@ def detect_launcher(environ):
         'started this process.' %
         (environ['PMIX_RANK'], environ.get('PMIX_NAMESPACE')))
   return None
+
+
+def rank_variable(environ):
+  """The variable that holds this process's rank in its launch.
+
+  Under `mpirun` and `mpiexec.hydra` it is the launcher's own;
+  `SLURM_PROCID` there is that of the launcher's daemon (or of the batch
+  script).
+
+  Args:
+    environ: The environment mapping.
+
+  Returns:
+    The variable's name.
+
+  Raises:
+    RuntimeError: As `detect_launcher`.
+  """
+  return _RANK_VARIABLES[detect_launcher(environ)]
 
 
 def check_srun_rank(environ, launcher):

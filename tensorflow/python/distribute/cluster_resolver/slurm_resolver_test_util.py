@@ -34,9 +34,8 @@ class ResolverTestCase(parameterized.TestCase):
   def setUp(self):
     super().setUp()
     self.run = self.enter_context(
-        mock.patch.object(
-            slurm_cluster_resolver.subprocess, 'run',
-            side_effect=FileNotFoundError(2, 'No such file or directory')))
+        mock.patch.object(slurm_hostlist, 'run_command',
+                          side_effect=slurm_test_util.fake_run_command()))
     # Whatever a test does to os.environ is undone after it.
     self.enter_context(mock.patch.dict(os.environ))
     # Nor is this machine's slurm.conf read where SLURM_CONF is unset.
@@ -60,12 +59,8 @@ class ResolverTestCase(parameterized.TestCase):
                                  GPU_DEVICE_ORDINAL=cvd, **more))
 
   def set_run_result(self, result):
-    """Makes the mocked `subprocess.run` raise or return `result`."""
-    if isinstance(result, BaseException):
-      self.run.side_effect = result
-    else:
-      self.run.side_effect = None
-      self.run.return_value = result
+    """Makes every command run end as `result` does (`fake_run_command`)."""
+    self.run.side_effect = slurm_test_util.fake_run_command(result)
 
   def assertResolverFails(self, error, regex, *args, **kwargs):
     """Asserts the resolver raises and leaves os.environ exactly as it was."""

@@ -16,7 +16,6 @@
 
 import os
 import re
-import subprocess
 from unittest import mock
 
 from absl.testing import absltest
@@ -61,27 +60,25 @@ class ScontrolTest(slurm_resolver_test_util.ResolverTestCase):
                                       hostlist_expansion='scontrol')
     self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
 
-  def testScontrolIsRunWithAnArgumentListAndATimeout(self):
+  def testScontrolIsRunWithTheHostlistAfterTheEndOfOptions(self):
     self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
     SlurmClusterResolver(gpus_per_node=0, hostlist_expansion='scontrol')
-    self.run.assert_called_once()
-    args, kwargs = self.run.call_args
-    self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'], args[0])
-    self.assertGreater(kwargs['timeout'], 0)
-    self.assertFalse(kwargs.get('shell', False))
+    self.run.assert_called_once_with(
+        ['scontrol', '--', 'show', 'hostnames', 'n[1-2]'])
 
   @parameterized.named_parameters(
-      ('_missing_binary', FileNotFoundError(2, 'No such file or directory'),
-       RuntimeError, r"'n\[1-2\]': scontrol is not installed"),
+      ('_missing_binary', None,
+       RuntimeError, r"'n\[1-2\]': `scontrol .*` cannot run: scontrol is not "
+       r'on PATH'),
       ('_non_zero_exit',
        slurm_test_util.completed(returncode=1,
                                  stderr='scontrol: error: too many arguments'),
-       RuntimeError, r'exited with status 1: scontrol: error'),
+       RuntimeError, r'exit status 1\): scontrol: error'),
       ('_invalid_hostlist_with_exit_zero',
        slurm_test_util.completed(stderr='Invalid hostlist: n[1-2]\n'),
        ValueError, r"'n\[1-2\]': scontrol says Invalid hostlist"),
-      ('_timeout', subprocess.TimeoutExpired(
-          'scontrol', 30), RuntimeError, r'did not finish'),
+      ('_timeout', RuntimeError('`scontrol` did not finish within 10 s'),
+       RuntimeError, r'did not finish'),
   )
   def testScontrolFailureIsClearError(self, result, error, regex):
     self.set_run_result(result)
@@ -106,7 +103,7 @@ class HostlistCheckTest(slurm_resolver_test_util.ResolverTestCase):
     self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
     self.assertWorkers(['n1:8888', 'n2:8888'], self.resolve())
     self.run.assert_called_once()
-    self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2]'],
+    self.assertEqual(['scontrol', '--', 'show', 'hostnames', 'n[1-2]'],
                      self.run.call_args[0][0])
 
   @parameterized.named_parameters(
@@ -153,14 +150,14 @@ class HostlistCheckTest(slurm_resolver_test_util.ResolverTestCase):
 
   def testCheckWithoutScontrolIsRuntimeError(self):
     self.use_step()
-    self.assertResolverFails(RuntimeError, r'scontrol is not installed',
+    self.assertResolverFails(RuntimeError, r'scontrol is not on PATH',
                              gpus_per_node=0, hostlist_expansion='check')
 
   def testScontrolAloneExpandsWhatOnlyItAccepts(self):
     self.use_step('n[1-2', 'n1 n2')
     self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
     self.assertWorkers(['n1:8888', 'n2:8888'], self.resolve('scontrol'))
-    self.assertEqual(['scontrol', 'show', 'hostnames', 'n[1-2'],
+    self.assertEqual(['scontrol', '--', 'show', 'hostnames', 'n[1-2'],
                      self.run.call_args[0][0])
 
   def testBuiltinRunsNoScontrol(self):

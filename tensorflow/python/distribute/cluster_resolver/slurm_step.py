@@ -28,9 +28,7 @@ is the only input.
 import collections
 import dataclasses
 import functools
-import os
 import re
-import stat
 from typing import Mapping, Optional, Tuple
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
@@ -325,12 +323,9 @@ def _parse_distribution(distribution, plane_size):
 def _read_hostfile(path, num_tasks, longest_name):
   """Returns the text of SLURM_HOSTFILE, read safely and within bounds.
 
-  The path may be a symbolic link (hostfiles on shared filesystems often
-  are); what it names must be a regular file. Anything else (a FIFO, a
-  device such as /dev/zero, a directory) is refused before it is opened,
-  since opening some devices acts on them; what is opened (non-blocking, so
-  that a FIFO put there meanwhile cannot block) is checked again. It is read
-  up to a bound a hostfile of `num_tasks` lines cannot exceed.
+  The file is read as `slurm_hostlist.read_regular_file` reads (a regular
+  file, or a symbolic link to one; hostfiles on shared filesystems often
+  are), up to a bound a hostfile of `num_tasks` lines cannot exceed.
 
   Args:
     path: The value of SLURM_HOSTFILE.
@@ -349,26 +344,15 @@ def _read_hostfile(path, num_tasks, longest_name):
       _HOSTFILE_HEADER_BYTES + num_tasks * (longest_name +
                                             _HOSTFILE_LINE_SLACK),
       _MAX_HOSTFILE_BYTES)
-  not_regular = 'SLURM_HOSTFILE=%r: not a regular file' % path
   try:
-    if not stat.S_ISREG(os.stat(path).st_mode):
-      raise ValueError(not_regular)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    with open(fd, 'rb') as hostfile:
-      opened = os.fstat(fd)
-      if not stat.S_ISREG(opened.st_mode):
-        raise ValueError(not_regular)
-      # Up to its size when opened, and one byte more to tell a file over
-      # the bound.
-      data = hostfile.read(min(opened.st_size, limit) + 1)
+    data = slurm_hostlist.read_regular_file(path, limit)
   except OSError as e:
     raise RuntimeError(
         'SLURM_HOSTFILE=%r cannot be read (%s); the arbitrary distribution '
         'needs it on every node, e.g. on a shared filesystem' %
         (path, e.strerror or e)) from None
-  if len(data) > limit:
-    raise ValueError('SLURM_HOSTFILE=%r: larger than %d bytes, the most a '
-                     'hostfile of %d tasks needs' % (path, limit, num_tasks))
+  except ValueError as e:  # Not a regular file, or larger than the bound.
+    raise ValueError('SLURM_HOSTFILE=%r: %s' % (path, e)) from None
   try:
     return data.decode('utf-8')
   except UnicodeDecodeError as e:

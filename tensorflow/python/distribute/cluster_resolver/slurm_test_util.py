@@ -140,6 +140,36 @@ def completed(returncode=0, stdout='', stderr=''):
   return subprocess.CompletedProcess(['mocked'], returncode, stdout, stderr)
 
 
+def fake_run_command(result=None):
+  """A stand-in for `slurm_hostlist.run_command` that gives `result`.
+
+  Args:
+    result: None for a command that is not on PATH, a `completed` process,
+      or an exception to raise.
+
+  Returns:
+    A function of `run_command`'s arguments that returns or raises as
+    `run_command` does for a command that ends so.
+  """
+
+  def run_command(command, missing_ok=False):
+    shown = ' '.join(command)
+    if isinstance(result, BaseException):
+      raise result
+    if result is None:
+      if missing_ok:
+        return None
+      raise RuntimeError('`%s` cannot run: %s is not on PATH' %
+                         (shown, command[0]))
+    if result.returncode:
+      raise RuntimeError('`%s` failed (exit status %d): %s' %
+                         (shown, result.returncode,
+                          (result.stdout + result.stderr).strip()))
+    return result.stdout, result.stderr
+
+  return run_command
+
+
 def cyclic_env(rank, **overrides):
   """Task `rank` of `srun -n5 -N2 -m cyclic`.
 

@@ -45,12 +45,14 @@ What Slurm does (22.05 to 24.11), which the config relies on:
 import collections
 import os
 import signal
-import subprocess
 import sys
 import time
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 from tensorflow.python.distribute.failure_handling import failure_handling
+from tensorflow.python.eager import context
+from tensorflow.python.framework import errors
 from tensorflow.python.platform import tf_logging as logging
 from tensorflow.python.util.tf_export import tf_export
 
@@ -58,16 +60,20 @@ from tensorflow.python.util.tf_export import tf_export
 # requeued, or must not be): TensorFlow's own default, `sys.exit(42)`.
 EXIT_SAVED = 42
 # The exit status after the save when the job should be requeued but this
-# task could not do it (no `scontrol`, as in many containers, or it failed):
-# the batch script requeues the job when `srun` exits with it.
+# task could not do it (no `scontrol`, as in many containers, or it failed),
+# or this task failed to tell: the batch script requeues the job when `srun`
+# exits with it.
 EXIT_REQUEUE = 43
 
-_SCONTROL_TIMEOUT_SECS = 10
 # Signals that cannot be the early warning: SIGTERM is always handled, and
 # SIGKILL and SIGSTOP cannot be caught.
 _NOT_A_WARNING = (signal.SIGTERM, signal.SIGKILL, signal.SIGSTOP)
 # Slurm's restart counts and times are unsigned, at most 64-bit.
 _MAX_NUMBER = 2**64 - 1
+# How many polls of the handler's watcher (one a second) look for a SIGTERM
+# that TensorFlow's own handler took (`_tf_took_sigterm`): its listener
+# reports one within a second.
+_TF_SIGTERM_POLLS = 3
 
 # What a stop calls for: `requeue` says whether the job should be requeued,
 # `why` says why, for the log.
@@ -82,12 +88,16 @@ def parse_job_fields(text):
       space-separated `Key=value` items).
 
   Raises:
-    ValueError: if the text holds no `JobState` field.
+    ValueError: if the text holds no `JobState` field, or a `Restarts` field
+      that is not a count.
   """
   fields = dict(item.split('=', 1) for item in text.split() if '=' in item)
   if 'JobState' not in fields:
     raise ValueError('scontrol -o show job printed no JobState field: %r' %
                      text[:200])
+  if 'Restarts' in fields:
+    slurm_hostlist.parse_int('scontrol -o show job: Restarts',
+                             fields['Restarts'], 0, _MAX_NUMBER)
   return fields
 
 
@@ -153,6 +163,36 @@ def _int_variable(environ, name):
   return slurm_hostlist.parse_int(name, value, 0, _MAX_NUMBER)
 
 
+def _requeues(environ):
+  """Whether this task is the one that requeues: rank 0 of the launch.
+
+  The rank is the launcher's (`slurm_launcher.rank_variable`): under
+  `mpirun` and `mpiexec.hydra`, `SLURM_PROCID` is that of the launcher's
+  daemon on the rank's node (or 0, the batch script's, on the first node).
+  A process without a rank (the batch script itself) requeues.
+  """
+  name = slurm_launcher.rank_variable(environ)
+  return _int_variable(environ, name) in (None, 0)
+
+
+def _tf_took_sigterm():
+  """The task whose SIGTERM TensorFlow's own handler took, or None.
+
+  `MultiWorkerMirroredStrategy` starts TensorFlow's coordination service,
+  whose SIGTERM handler (C++) takes the place of Python's; on a SIGTERM it
+  posts the task's name under `failure_handling.PREEMPTION_KEY`, for every
+  task to read.
+  """
+  ctx = context.context()
+  if not ctx.coordination_service:
+    return None
+  try:
+    return ctx.get_config_key_value(failure_handling.PREEMPTION_KEY,
+                                    timeout_in_ms=100)
+  except errors.OpError:  # Not there (DeadlineExceeded), or no service.
+    return None
+
+
 def _checked_signal(warning_signal):
   """`warning_signal` as a `signal.Signals`; raises if it cannot warn."""
   if isinstance(warning_signal, bool) or not isinstance(warning_signal, int):
@@ -184,15 +224,16 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
     * SIGTERM, which Slurm sends at the time limit, on `scancel` and on
       preemption, `KillWait` seconds (30 by default) before SIGKILL.
 
-  Then SLURM_PROCID 0 requeues the job (`scontrol requeue`) when the stop is
+  Then rank 0 requeues the job (`scontrol requeue`) when the stop is
   the early warning or the time limit and the job may be requeued; never
   after `scancel` or a failed task of the step (`srun --kill-on-bad-exit=1`
   sends SIGTERM to the others), and not when Slurm has requeued the job
   itself (preemption with `PreemptMode=REQUEUE`). Every task then exits with
-  `EXIT_SAVED` (42, TensorFlow's default), except that task 0 exits with
-  `EXIT_REQUEUE` (43) when the job should be requeued but it could not do it
-  (no `scontrol` in a container, or it failed): the batch script then
-  requeues the job itself, e.g.
+  `EXIT_SAVED` (42, TensorFlow's default), except that rank 0 exits with
+  `EXIT_REQUEUE` (43), logging one line that says why, when the job should
+  be requeued but it could not do it (no `scontrol` in a container, or it
+  failed) or could not tell: the batch script then requeues the job itself,
+  e.g.
 
       srun python train.py || { [ $? = 43 ] && scontrol requeue $SLURM_JOB_ID; }
 
@@ -213,16 +254,24 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
     step.assign_add(1)
   ```
 
+  Rank 0 is the launcher's: `SLURM_PROCID` under `srun`, the MPI rank under
+  `mpirun` and `mpiexec.hydra` (`slurm_launcher.rank_variable`). The job is
+  requeued at most once per run of the job, however often the handler calls
+  `exit_fn`.
+
   Create it first, before the strategy: from then on the two signals are
   recorded (and announced on stderr) instead of ending the process, and the
   handler acts on them once it exists. Creating a
   `MultiWorkerMirroredStrategy` replaces the SIGTERM handler with
-  TensorFlow's own (C++); the config installs its handlers again when the
-  `PreemptionCheckpointHandler` is created (see `termination_watcher_fn`).
-  The signal handlers only record the signal and then call the Python
-  handler that the program installed before, if any; the handler's watcher
-  thread notices within a second. Config and handler must be created in the
-  main thread (Python's rule for signal handlers).
+  TensorFlow's own (C++), which posts a SIGTERM to the coordination service;
+  when the `PreemptionCheckpointHandler` is created the config installs its
+  handlers again and, for its first few seconds, takes a SIGTERM posted
+  there as its own (see `termination_watcher_fn`): a SIGTERM between the
+  strategy and the handler is acted on too. The signal handlers only record
+  the signal and then call the Python handler that the program installed
+  before, if any; the handler's watcher thread notices within a second.
+  Config and handler must be created in the main thread (Python's rule for
+  signal handlers).
   """
 
   def __init__(  # pylint: disable=super-init-not-called
@@ -240,9 +289,10 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
         with `--signal=USR1@T`, up to T minus the time a save takes.
 
     Raises:
-      TypeError, ValueError: for a bad argument or Slurm variable; nothing is
-        installed then.
-      RuntimeError: if not called in the main thread.
+      TypeError, ValueError: for a bad argument or Slurm variable (such as
+        a `SLURM_JOB_ID` that is not a number); nothing is installed then.
+      RuntimeError: if not called in the main thread, or an MPI launcher's
+        variables are set that no known launcher sets alone.
     """
     number = _checked_signal(warning_signal)
     if (isinstance(grace_period, bool) or
@@ -250,8 +300,10 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
       raise ValueError('grace_period must be a number of seconds >= 0, not '
                        '%r' % (grace_period,))
     environ = os.environ
-    self._job_id = environ.get('SLURM_JOB_ID')
-    self._procid = environ.get('SLURM_PROCID')
+    job_id = _int_variable(environ, 'SLURM_JOB_ID')
+    # Digits alone: what `scontrol requeue` is given.
+    self._job_id = None if job_id is None else str(job_id)
+    self._requeues = _requeues(environ)
     self._restart_count = (
         _int_variable(environ, 'SLURM_RESTART_COUNT') or 0)
     self._end_time = _int_variable(environ, 'SLURM_JOB_END_TIME')
@@ -260,12 +312,16 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
     # handlers, read by the handler's watcher thread and by the exit.
     self._received = {}
     self._previous = {}
+    # Polls left that look for a SIGTERM TensorFlow's handler took.
+    self._tf_polls = 0
+    # The exit status, once `exit_fn` has decided it.
+    self._exit_status = None
     # Not TerminationConfig.__init__: `termination_watcher_fn` is a property.
     self.exit_fn = self._exit
     self.grace_period = grace_period
     self.save_fn = None
     self._install_handlers()
-    if self._restart_count and self._requeues():
+    if self._restart_count and self._requeues:
       logging.warning(
           'SlurmTerminationConfig: job %s started again after %d requeue(s) '
           '(SLURM_RESTART_COUNT=%d); the PreemptionCheckpointHandler restores '
@@ -286,13 +342,16 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
     `MultiWorkerMirroredStrategy` replaces the process's SIGTERM handler
     with TensorFlow's own (C++, for its coordination service's preemption
     notice; Python still reports its own handler), so that SIGTERM would
-    no longer reach this config: here it gets it back.
+    no longer reach this config: here it gets it back. What TensorFlow's
+    handler took meanwhile it posted to the coordination service: the
+    watcher's first `_TF_SIGTERM_POLLS` polls look there.
     """
     try:
       self._install_handlers()
     except RuntimeError as e:
       logging.warning('SlurmTerminationConfig: %s; SIGTERM may not reach it.',
                       e)
+    self._tf_polls = _TF_SIGTERM_POLLS
     return self._stop_received
 
   def _install_handlers(self):
@@ -334,19 +393,42 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
 
   def _stop_received(self):
     """The handler's `termination_watcher_fn`: has either signal arrived?"""
+    if not self._received and self._tf_polls:
+      self._tf_polls -= 1
+      task = _tf_took_sigterm()
+      if task is not None:
+        self._received.setdefault(signal.SIGTERM, time.time())
+        logging.warning('SlurmTerminationConfig: TensorFlow\'s own handler '
+                        'took a SIGTERM (of %s) before the '
+                        'PreemptionCheckpointHandler was created; every '
+                        'worker saves a checkpoint at the next step.', task)
     return bool(self._received)
 
-  def _requeues(self):
-    """Whether this task is the one that requeues (SLURM_PROCID 0)."""
-    return self._procid in (None, '0')
-
   def _exit(self):
-    """The handler's `exit_fn`: requeue if the stop calls for it, exit."""
-    sys.exit(self._stop_and_requeue())
+    """The handler's `exit_fn`: requeue if the stop calls for it, exit.
+
+    Decides once: called again (a framework that catches `SystemExit`), it
+    exits with the same status and requeues nothing.
+    """
+    if self._exit_status is None:
+      self._exit_status = self._exit_status_of_stop()
+    sys.exit(self._exit_status)
+
+  def _exit_status_of_stop(self):
+    """`_stop_and_requeue`; EXIT_REQUEUE if rank 0 fails to decide."""
+    try:
+      return self._stop_and_requeue()
+    except Exception as e:  # pylint: disable=broad-except
+      # The checkpoint is saved; the batch script can still requeue.
+      logging.warning('SlurmTerminationConfig: checkpoint saved; job %s may '
+                      'need requeueing, but deciding failed (%s: %s). Exiting '
+                      'with %d: the batch script may requeue it.',
+                      self._job_id, type(e).__name__, e, EXIT_REQUEUE)
+      return EXIT_REQUEUE
 
   def _stop_and_requeue(self):
     """Requeues the job if this task should; returns the exit status."""
-    if not self._requeues():
+    if not self._requeues:
       return EXIT_SAVED
     if not self._job_id:
       logging.warning('SlurmTerminationConfig: checkpoint saved; not in a '
@@ -392,23 +474,14 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
     this scontrol included, often before it has reported (seen on 22.05:
     exit status -15 although the job was requeued).
     """
-    command = ('scontrol',) + args
     try:
       previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     except ValueError:  # Not the main thread: run it as it is.
       previous = None
     try:
-      done = subprocess.run(command, capture_output=True, text=True,
-                            timeout=_SCONTROL_TIMEOUT_SECS, check=False)
-    except FileNotFoundError:
-      return None, 'there is no scontrol on PATH'
-    except subprocess.TimeoutExpired:
-      return None, '`%s` did not finish within %d s' % (
-          ' '.join(command), _SCONTROL_TIMEOUT_SECS)
+      return slurm_hostlist.run_command(['scontrol'] + list(args))[0], None
+    except RuntimeError as e:
+      return None, str(e)
     finally:
       if previous is not None:
         signal.signal(signal.SIGTERM, previous)
-    if done.returncode != 0:
-      return None, '`%s` failed (exit status %d: %s)' % (
-          ' '.join(command), done.returncode, done.stderr.strip()[-300:])
-    return done.stdout, None

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""Tests for SlurmTerminationConfig (signals, subprocess, os.environ mocked)."""
+"""Tests for SlurmTerminationConfig (signals, commands, os.environ mocked)."""
 
 import os
 import signal
@@ -21,7 +21,9 @@ import threading
 from unittest import mock
 
 from absl.testing import absltest
+from absl.testing import parameterized
 
+from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.failure_handling import failure_handling
 from tensorflow.python.distribute.failure_handling import failure_handling_util
 from tensorflow.python.distribute.failure_handling import slurm_termination_config as stc
@@ -140,14 +142,23 @@ class ParseJobFieldsTest(absltest.TestCase):
       stc.parse_job_fields('slurm_load_jobs error: Invalid job id specified')
 
 
-class SlurmTerminationConfigTest(absltest.TestCase):
+class SlurmTerminationConfigTest(parameterized.TestCase):
 
   def setUp(self):
     super().setUp()
     self.signals = FakeSignals()
     self.enter_context(mock.patch.object(signal, 'signal', self.signals))
-    self.run_mock = self.enter_context(
-        mock.patch.object(subprocess, 'run', autospec=True))
+    # The command each call of `slurm_hostlist.run_command` runs, as a
+    # tuple; it returns how that ends (`slurm_test_util.fake_run_command`):
+    # by default, scontrol is not on PATH.
+    self.run_mock = mock.Mock(return_value=None)
+
+    def run_command(command, missing_ok=False):
+      result = self.run_mock(tuple(command))
+      return slurm_test_util.fake_run_command(result)(command, missing_ok)
+
+    self.enter_context(mock.patch.object(
+        stc.slurm_hostlist, 'run_command', side_effect=run_command))
     self.enter_context(mock.patch.object(os, 'write', autospec=True))
 
   def _config(self, environ=None, **kwargs):
@@ -331,8 +342,7 @@ class SlurmTerminationConfigTest(absltest.TestCase):
   def testScontrolRunsWithSigtermIgnoredThenTheHandlerIsBack(self):
     seen = []
 
-    def run(command, **kwargs):
-      del kwargs
+    def run(command):
       seen.append(self.signals.handlers[signal.SIGTERM])
       return _done(_RUNNING if 'show' in command else '')
 
@@ -369,7 +379,6 @@ class SlurmTerminationConfigTest(absltest.TestCase):
                   logs.output[0])
 
   def testWithoutScontrolFailedPeerTaskIsNotRequeued(self):
-    self.run_mock.side_effect = FileNotFoundError('scontrol')
     config = self._sigterm_at(1000.0, 4600)
     self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
 
@@ -380,12 +389,11 @@ class SlurmTerminationConfigTest(absltest.TestCase):
     self.run_mock.assert_not_called()
 
   def testWithoutScontrolTheExitStatusAsksForTheRequeue(self):
-    self.run_mock.side_effect = FileNotFoundError('scontrol')
     config = self._config()
     self.signals.send(signal.SIGUSR1)
     with self.assertLogs('tensorflow', 'WARNING') as logs:
       self.assertEqual(self._exit_status(config), stc.EXIT_REQUEUE)
-    self.assertIn('no scontrol on PATH', logs.output[0])
+    self.assertIn('scontrol is not on PATH', logs.output[0])
 
   def testFailedRequeueAsksTheBatchScript(self):
     self.run_mock.side_effect = [
@@ -395,15 +403,98 @@ class SlurmTerminationConfigTest(absltest.TestCase):
     self.assertEqual(self._exit_status(config), stc.EXIT_REQUEUE)
 
   def testHungScontrolAsksTheBatchScript(self):
-    self.run_mock.side_effect = subprocess.TimeoutExpired('scontrol', 10)
+    self.run_mock.side_effect = RuntimeError(
+        '`scontrol -o show job 7` did not finish within 10 s')
     config = self._config()
     self.signals.send(signal.SIGUSR1)
     self.assertEqual(self._exit_status(config), stc.EXIT_REQUEUE)
 
   def testWithoutScontrolSigtermAfterTheEndTimeAsksForTheRequeue(self):
-    self.run_mock.side_effect = FileNotFoundError('scontrol')
     config = self._sigterm_at(1001.0, 1000)
     self.assertEqual(self._exit_status(config), stc.EXIT_REQUEUE)
+
+  def testUnderMpirunTheMpiRankZeroRequeuesNotSlurmProcidZero(self):
+    # mpirun's ranks on the batch script's node see its SLURM_PROCID=0.
+    mpirun = {'SLURM_JOB_ID': '7', 'SLURM_PROCID': '0',
+              'OMPI_MCA_orte_hnp_uri': '1.0;tcp://n1:1'}
+    for rank, commands in (('0', 2), ('3', 0)):
+      with self.subTest(rank=rank):
+        self.run_mock.reset_mock()
+        self.run_mock.side_effect = [_done(_RUNNING), _done()]
+        config = self._config(dict(mpirun, OMPI_COMM_WORLD_RANK=rank))
+        self.signals.send(signal.SIGUSR1)
+        self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+        self.assertLen(self._commands(), commands)
+
+  def testUnderHydraThePmiRankZeroRequeues(self):
+    hydra = {'SLURM_JOB_ID': '7', 'SLURM_PROCID': '0', 'PMI_RANK': '2',
+             'MPI_LOCALRANKID': '0'}
+    config = self._config(hydra)
+    self.signals.send(signal.SIGUSR1)
+    self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+    self.run_mock.assert_not_called()
+
+  @parameterized.named_parameters(('_two_jobs', '4242,4243'),
+                                  ('_option', '--help'), ('_sign', '-7'))
+  def testJobIdThatIsNotANumberIsRefusedAtCreation(self, job_id):
+    with self.assertRaisesRegex(ValueError, 'SLURM_JOB_ID=%r' % job_id):
+      self._config(dict(_TASK0, SLURM_JOB_ID=job_id))
+    self.assertEqual(self.signals.handlers, {})
+
+  def testExitCalledAgainRequeuesNoMore(self):
+    self.run_mock.side_effect = [_done(_RUNNING), _done()]
+    config = self._config()
+    self.signals.send(signal.SIGUSR1)
+    with self.assertLogs('tensorflow', 'WARNING'):
+      statuses = [self._exit_status(config) for _ in range(3)]
+    self.assertEqual(statuses, [stc.EXIT_SAVED] * 3)
+    self.assertEqual(self._commands().count(('scontrol', 'requeue', '7')), 1)
+
+  @parameterized.named_parameters(
+      ('_restarts_not_a_number', _RUNNING.replace('Restarts=0',
+                                                  'Restarts=N/A')),
+      ('_no_job_state', 'slurm_load_jobs error: Invalid job id specified'))
+  def testUnreadableJobAfterTheWarningAsksTheBatchScript(self, show_job):
+    self.run_mock.side_effect = [_done(show_job)]
+    config = self._config()
+    self.signals.send(signal.SIGUSR1)
+    with self.assertLogs('tensorflow', 'WARNING') as logs:
+      self.assertEqual(self._exit_status(config), stc.EXIT_REQUEUE)
+    self.assertLen(logs.output, 1)
+    self.assertLen(self._commands(), 1)
+
+  def testFailureToDecideAsksTheBatchScriptInOneLine(self):
+    self.enter_context(mock.patch.object(stc, 'decide',
+                                         side_effect=KeyError('JobState')))
+    config = self._config()
+    self.signals.send(signal.SIGUSR1)
+    with self.assertLogs('tensorflow', 'WARNING') as logs:
+      self.assertEqual(self._exit_status(config), stc.EXIT_REQUEUE)
+    self.assertLen(logs.output, 1)
+    self.assertIn("deciding failed (KeyError: 'JobState')", logs.output[0])
+
+  def testSigtermThatTensorflowsHandlerTookIsSeenByTheWatcher(self):
+    took = self.enter_context(mock.patch.object(
+        stc, '_tf_took_sigterm', return_value='/job:worker/task:1'))
+    self.run_mock.side_effect = [_done(_TIME_LIMIT), _done()]
+    config = self._config()
+    watcher = config.termination_watcher_fn
+    with self.assertLogs('tensorflow', 'WARNING') as logs:
+      self.assertTrue(watcher())
+    self.assertIn('took a SIGTERM (of /job:worker/task:1)', logs.output[0])
+    took.assert_called_once()
+    # The config's own SIGTERM, then: at the time limit, task 0 requeues.
+    self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
+    self.assertEqual(self._commands()[1], ('scontrol', 'requeue', '7'))
+
+  def testTensorflowsHandlerIsAskedOnlyInTheWatchersFirstPolls(self):
+    took = self.enter_context(mock.patch.object(
+        stc, '_tf_took_sigterm', return_value=None))
+    watcher = self._config().termination_watcher_fn
+    # pylint: disable-next=protected-access
+    first_polls = stc._TF_SIGTERM_POLLS
+    self.assertFalse(any(watcher() for _ in range(first_polls + 2)))
+    self.assertEqual(took.call_count, first_polls)
 
   def testOutsideSlurmThereIsNothingToRequeue(self):
     config = self._config({'HOME': '/root'})
