@@ -102,7 +102,7 @@ class LauncherFixturesTest(parameterized.TestCase):
   def testEveryRankIsPlacedOnItsRealNode(self, name):
     launcher, mapping = _PLACED[name]
     ranks = _ranks(name)
-    launches = [slurm_launcher.read_launch(env, host) for env, host in ranks]
+    launches = [slurm_launcher.read_launch(env, host, slurm_step.deal_ranks) for env, host in ranks]
     truth = [(host, _launcher_local_rank(env)) for env, host in ranks]
     for rank, launch in enumerate(launches):
       self.assertEqual((launcher, mapping, rank),
@@ -117,9 +117,9 @@ class LauncherFixturesTest(parameterized.TestCase):
       if rank in refusing:
         with self.assertRaisesRegex(RuntimeError,
                                     '%s.*Launch with srun -N3 -n' % message):
-          slurm_launcher.read_launch(env, host)
+          slurm_launcher.read_launch(env, host, slurm_step.deal_ranks)
       else:
-        launch = slurm_launcher.read_launch(env, host)
+        launch = slurm_launcher.read_launch(env, host, slurm_step.deal_ranks)
         self.assertEqual((host, _launcher_local_rank(env)),
                          slurm_test_util.launch_places(launch)[rank])
 
@@ -128,7 +128,7 @@ class LauncherFixturesTest(parameterized.TestCase):
     for env, host in _ranks(name):
       self.assertEqual(_SRUN[name], slurm_launcher.detect_launcher(env))
       slurm_launcher.check_srun_rank(env, _SRUN[name])
-      self.assertIsNone(slurm_launcher.read_launch(env, host))
+      self.assertIsNone(slurm_launcher.read_launch(env, host, slurm_step.deal_ranks))
       self.assertEqual(host, env['SLURMD_NODENAME'])
 
   def _resolve(self, env, host, **kwargs):

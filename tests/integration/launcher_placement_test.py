@@ -23,9 +23,10 @@ follow must be refused on every rank. Open MPI talks TCP only on the lab's
 /24 (oob/btl tcp_if_include); every MPI process runs inside the lab's
 namespaces, which have no other network.
 
-Where a rank should run is the launcher's rule (slurm_launcher's
-place_by_slot, place_by_node) over the tasks per node Slurm gave the
-allocation, which the job prints (3,1,1 on Slurm 22.05 and later, 2,2,1 on
+Where a rank should run is the launcher's rule (by slot as Slurm's block
+distribution, by node as its cyclic: slurm_step.deal_ranks, cut to the
+ranks) over the tasks per node Slurm gave the allocation, which the job
+prints (3,1,1 on Slurm 22.05 and later, 2,2,1 on
 20.11).
 
 The MultiWorkerMirroredStrategy tests at the end train 5 workers on the 3
@@ -45,7 +46,7 @@ import sys
 from absl.testing import absltest
 import pytest
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.cluster_resolver import slurm_launcher
+from tensorflow.python.distribute.cluster_resolver import slurm_step
 
 import step_checks
 
@@ -79,12 +80,12 @@ def _slots(output):
 
 def _by_slot(slots):
   """The ranks' hosts when each node's slots are filled in turn."""
-  return [NODES[node] for node in slurm_launcher.place_by_slot(slots, RANKS)]
+  return [NODES[node] for node in slurm_step.deal_ranks(slots)[:RANKS]]
 
 
 def _by_node(slots):
   """The ranks' hosts dealt one per node in turn, full nodes skipped."""
-  return [NODES[node] for node in slurm_launcher.place_by_node(slots, RANKS)]
+  return [NODES[node] for node in slurm_step.deal_ranks(slots, 1)[:RANKS]]
 
 
 @pytest.fixture(scope='module')

@@ -46,7 +46,8 @@ def main(out):
                                 env.get('MPI_LOCALRANKID', -1))),
   }
   try:
-    launch = slurm_launcher.read_launch(env, socket.gethostname())
+    launch = slurm_launcher.read_launch(env, socket.gethostname(),
+                                        slurm_step.deal_ranks)
     report.update(launcher=launch.launcher, nodes=list(launch.nodes),
                   rank_nodes=list(launch.rank_nodes),
                   local_indices=list(slurm_step.local_indices(

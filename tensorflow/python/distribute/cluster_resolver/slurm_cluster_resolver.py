@@ -20,7 +20,6 @@ import re
 import subprocess
 from typing import Mapping, Sequence, Tuple
 
-from tensorflow.core.protobuf import cluster_pb2
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver.cluster_resolver import ClusterResolver
@@ -44,9 +43,6 @@ _HOST_RE = re.compile(r'[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]')
 _DERIVED_PORTS_START = 20000
 _DERIVED_PORTS_END = 32768
 _DERIVED_PORTS_BLOCK = 64
-# The methods through which the resolver reads the step, as in TensorFlow 2.x.
-_STEP_METHODS = ('_resolve_own_rank', '_resolve_num_tasks', '_resolve_hostlist',
-                 '_resolve_task_configuration')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -302,64 +298,31 @@ def _assign_jobs(job_runs, addresses, task_index):
 
 
 def _log_gpu_plan(step, plan, defaults):
-  """Says what the GPU plan leaves unused, shared or withheld, once per task."""
-  if plan.withheld and step.gpus.withheld:
-    logging.warning(
-        'SLURM_JOB_GPUS=%r lists the job\'s GPUs on this node, but Slurm gave '
-        'this step none (no CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS): this task '
-        'uses no GPU (CUDA_VISIBLE_DEVICES=\'\'). Ask srun for GPUs (e.g. '
-        '--gres=gpu:N) to use them.', step.gpus.text)
-    return
-  if plan.withheld:
-    logging.info(
-        '%s lists GresTypes=gpu, and no CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS '
-        'or SLURM_JOB_GPUS is set: Slurm gave this step no GPUs on this node, '
-        'so this task uses none (CUDA_VISIBLE_DEVICES=\'\') and nvidia-smi is '
-        'not counted.', plan.source)
-    return
-  if step.gpus.bound_per_task:
-    if plan.sharers > 1:
-      logging.info(
-          'Slurm binds this task\'s GPU to %d tasks of this node (%s): '
-          'TF_FORCE_GPU_ALLOW_GROWTH=true unless set, so that they do not '
-          'each reserve all of its memory.', plan.sharers,
-          'SLURMD_TRES_BIND gpu:' + step.gpus.bind)
-    return
-  gpus = len(plan.node_gpus or ())
+  """Warns of GPUs the plan withholds, shares or leaves unused, once a task."""
+  slurm = plan.slurm_gpus
   node = step.place[0]
-  on_node = step.tasks_per_node[node]
-  if step.gpus.step_total is not None and defaults:
-    num_nodes = len(step.component_nodes(node))
-    if num_nodes > 1 and step.gpus.step_total != gpus * num_nodes:
-      logging.warning(
-          'Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one %d:'
-          ' workers on other nodes may use a different number of GPUs, which '
-          'MultiWorkerMirroredStrategy does not support; pass gpus_per_task.',
-          step.gpus.step_total, num_nodes, gpus)
-  if plan.shared:
-    if plan.sharers > 1:
-      shared = ('this task\'s GPU is used by %d tasks of this node '
-                '(TF_FORCE_GPU_ALLOW_GROWTH=true unless set, so that they do '
-                'not each reserve all of its memory)' % plan.sharers)
-    else:
-      shared = 'this task has its GPU to itself'
-    logging.warning(
-        'The busiest node of the %s runs %d tasks, more than its GPUs: every '
-        'task uses one GPU. This node has %d GPUs (%s) for %d tasks; %s. '
-        'Pass gpus_per_task to choose otherwise.',
-        'component' if step.heterogeneous else 'step',
-        step.busiest_of_component(node), gpus,
-        plan.source, on_node, shared)
-  elif gpus and not plan.per_task:
-    logging.warning('This node has %d GPUs (%s) for %d tasks: this task gets '
-                    'none.', gpus, plan.source, on_node)
-  elif gpus and plan.per_task * on_node < gpus:
-    logging.info(
-        'Each task uses %d GPU(s), as many as the %d tasks of the busiest node '
-        'can each have; %d of this node\'s %d GPUs stay unused. Pass '
-        'gpus_per_task to choose otherwise.', plan.per_task,
-        step.busiest_of_component(node),
-        gpus - plan.per_task * on_node, gpus)
+  gpus, tasks = len(plan.node_gpus or ()), step.tasks_per_node[node]
+  nodes = len(step.component_nodes(node))
+  if slurm.withheld:
+    note = ("Slurm manages this node's GPUs (%s) but gave this step none: "
+            "this task uses no GPU (CUDA_VISIBLE_DEVICES='')" % slurm.source)
+  elif plan.shared or plan.sharers > 1:
+    note = ("this task's GPU is used by %d task(s) of this node (%s)" %
+            (plan.sharers, 'SLURMD_TRES_BIND gpu:' + slurm.bind
+             if slurm.bound_per_task else '%d GPUs for the %d tasks of the '
+             'busiest node' % (gpus, step.busiest_of_component(node))))
+  elif (defaults and slurm.step_total is not None and nodes > 1 and
+        slurm.step_total != gpus * nodes):
+    note = ('Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one '
+            '%d: workers elsewhere may use other numbers of GPUs' %
+            (slurm.step_total, nodes, gpus))
+  elif gpus > plan.per_task * tasks:
+    note = ('each task uses %d GPU(s): %d of this node\'s %d GPUs stay unused'
+            % (plan.per_task, gpus - plan.per_task * tasks, gpus))
+  else:
+    return
+  logging.warning('%s. Ask srun for other GPUs or pass gpus_per_task to '
+                  'choose otherwise.', note)
 
 
 def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
@@ -530,10 +493,9 @@ class SlurmClusterResolver(ClusterResolver):
     `CUDA_VISIBLE_DEVICES`, and `TF_FORCE_GPU_ALLOW_GROWTH` where tasks
     share a GPU.
 
-    The step is read through `_resolve_own_rank`, `_resolve_num_tasks`,
-    `_resolve_hostlist` and `_resolve_task_configuration`, as in TensorFlow
-    2.x: a subclass may override them, and the step they then describe is
-    laid out block-wise.
+    `_resolve_own_rank`, `_resolve_num_tasks`, `_resolve_hostlist` and
+    `_resolve_task_configuration` report the step read here, as in
+    TensorFlow 2.x; the resolver does not call them.
 
     Args:
       jobs: Dictionary with job names as key and number of tasks in the job as
@@ -582,7 +544,7 @@ class SlurmClusterResolver(ClusterResolver):
         inconsistent.
       ValueError: If an argument or a Slurm variable is malformed.
     """
-    self._expand = slurm_hostlist.get_expander(hostlist_expansion)
+    expand = slurm_hostlist.get_expander(hostlist_expansion)
     if tasks_per_node is not None and not isinstance(tasks_per_node, Mapping):
       slurm_step.check_int('tasks_per_node', tasks_per_node, 1,
                            slurm_step.MAX_TASKS_PER_NODE, optional=True)
@@ -590,67 +552,29 @@ class SlurmClusterResolver(ClusterResolver):
       raise ValueError('auto_set_gpu=%r: expected True or False' %
                        (auto_set_gpu,))
     _check_text('rpc_layer', rpc_layer, optional=True)
-    self._tasks_per_node = tasks_per_node
-    self._slurm_step = None
-    step = self._resolve_step()
-    if jobs is None and het_jobs is None:
-      jobs = {'worker': self._resolve_num_tasks()}
-    resolution = resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-                         _unnamed_gpus, het_jobs, node_host)
+    self._step = slurm_step.read_step(os.environ, tasks_per_node, expand)
+    resolution = resolve(self._step, jobs, port_base, gpus_per_node,
+                         gpus_per_task, _unnamed_gpus, het_jobs, node_host)
     self._resolution = resolution
-    self._cluster_spec = _cluster_spec(resolution.cluster)
+    self._cluster_spec = ClusterSpec(
+        {name: list(addresses) for name, addresses in resolution.cluster})
     self.task_type = resolution.task_type
     self.task_id = resolution.task_id
     self.rpc_layer = rpc_layer
     if auto_set_gpu:
       _set_cuda_visible_devices(resolution.gpus)
 
-  def _read_slurm_step(self):
-    """Returns the step Slurm's variables describe; reads them once."""
-    if self._slurm_step is None:
-      self._slurm_step = slurm_step.read_step(os.environ, self._tasks_per_node,
-                                              self._expand)
-    return self._slurm_step
-
-  def _resolve_step(self):
-    """Returns the step as the `_resolve_*` methods describe it.
-
-    By default they describe the step Slurm's variables do, with its real
-    task distribution. A subclass that overrides them (as TensorFlow 2.x
-    allowed) gets the step they describe, laid out block-wise as TensorFlow
-    2.x did.
-    """
-    if not any(
-        getattr(type(self), name) is not getattr(SlurmClusterResolver, name)
-        for name in _STEP_METHODS):
-      return self._read_slurm_step()
-    rank = self._resolve_own_rank()
-    if self._tasks_per_node is None:
-      configuration = self._resolve_task_configuration()
-    elif isinstance(self._tasks_per_node, Mapping):
-      configuration = self._tasks_per_node
-    else:
-      configuration = {
-          host: self._tasks_per_node for host in self._resolve_hostlist()
-      }
-    step = self._slurm_step
-    if (step is not None and rank == step.task_index and
-        dict(configuration) == dict(zip(step.nodes, step.tasks_per_node))):
-      return step
-    return slurm_step.block_step(dict(configuration), rank,
-                                 slurm_step.read_gpus(os.environ))
-
   def _resolve_own_rank(self):
     """Returns the rank of the current task in range [0, num_tasks)."""
-    return self._read_slurm_step().task_index
+    return self._step.task_index
 
   def _resolve_num_tasks(self):
     """Returns the number of tasks for the current job step."""
-    return self._read_slurm_step().num_tasks
+    return self._step.num_tasks
 
   def _resolve_hostlist(self):
     """Returns a list of hostnames for nodes running the current job step."""
-    return list(self._read_slurm_step().nodes)
+    return list(self._step.nodes)
 
   def _resolve_task_configuration(self):
     """Creates a mapping of hostnames to the number of tasks allocated on it.
@@ -659,8 +583,7 @@ class SlurmClusterResolver(ClusterResolver):
       A dict host name -> number of tasks, in the order Slurm numbers the
       nodes.
     """
-    return dict(
-        zip(self._resolve_hostlist(), self._read_slurm_step().tasks_per_node))
+    return dict(zip(self._step.nodes, self._step.tasks_per_node))
 
   def cluster_spec(self):
     """Returns the ClusterSpec of the step: every job's `host:port` list.
@@ -703,21 +626,6 @@ class SlurmClusterResolver(ClusterResolver):
     """Returns the number of GPUs each task uses, e.g. {'GPU': 2}."""
     del task_type, task_id, config_proto  # Every task uses as many.
     return {'GPU': self._resolution.gpus.per_task}
-
-
-def _cluster_spec(cluster):
-  """Returns the ClusterSpec of `Resolution.cluster`.
-
-  It is built from its `ClusterDef`, filled job by job: for a step of many
-  tasks that costs about half of what `ClusterSpec(dict)` does, and gives an
-  equal ClusterSpec.
-  """
-  cluster_def = cluster_pb2.ClusterDef()
-  for name, addresses in cluster:
-    job = cluster_def.job.add()
-    job.name = name
-    job.tasks.update(enumerate(addresses))
-  return ClusterSpec(cluster_def)
 
 
 def _set_cuda_visible_devices(gpus):

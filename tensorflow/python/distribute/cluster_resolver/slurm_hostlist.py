@@ -23,7 +23,6 @@ before allocating anything large.
 a cross-check.
 """
 
-import functools
 import itertools
 import os
 import re
@@ -107,8 +106,8 @@ def _parse_ranges(body):
   return tuple(ranges), size
 
 
-def _parse_item(item, parse_ranges):
-  """Parses one item with `parse_ranges`; checks its bracket groups' sizes.
+def _parse_item(item):
+  """Parses one item; checks its bracket groups' sizes.
 
   Returns:
     (texts, groups, count): the names are texts[0] + a number of groups[0] +
@@ -123,7 +122,7 @@ def _parse_item(item, parse_ranges):
   groups = []
   count = 1
   for i, body in enumerate(bodies, 1):
-    ranges, size = parse_ranges(body)
+    ranges, size = _parse_ranges(body)
     if i < len(bodies) and size > _MAX_RANGE:
       raise ValueError('bracket group %d has %d hosts, more than Slurm\'s '
                        'limit of %d for a group before the last' %
@@ -138,19 +137,13 @@ def _parse(hostlist):
   items = _ITEM_RE.findall(hostlist)
   if '[' in items or ']' in items:
     raise ValueError(_bracket_error(hostlist))
-  # Each distinct bracket body is parsed once: node lists in several items
-  # repeat the same few (`r1[1-2],r2[1-2],...`).
-  parse_ranges = functools.lru_cache(maxsize=None)(_parse_ranges)
   parsed = []
   total = 0
   for item in items:
-    texts, groups, count = _parse_item(item, parse_ranges)
+    texts, groups, count = _parse_item(item)
     total += count
     if total > MAX_HOSTS:
       raise ValueError('expands to more than %d hosts' % MAX_HOSTS)
-    # Tuples: once checked, Python's collector stops tracking tuples of
-    # strings and numbers, so that thousands of parsed items do not make it
-    # walk every object of the process (TensorFlow's included).
     parsed.append((texts, groups))
   return parsed
 
@@ -171,29 +164,6 @@ def _scontrol_order(groups):
   return groups[-2::-1] + groups[-1:]
 
 
-def _range_names(prefix, width, lo, hi, suffix):
-  """The names prefix + (lo..hi zero-padded to width) + suffix, in order.
-
-  For a range of a thousand numbers or more (see `_names`): a number of four
-  digits or more is its thousands and a three-digit tail, so every thousand
-  names share one text of their thousands and take their tails from one
-  list. That halves the time of a range of 65,536 names (the benchmark's
-  65,536 x 1 step misses its goal without it: README).
-  """
-  tails = ['%03d%s' % (tail, suffix) for tail in range(1000)]
-  names = []
-  for thousands in range(lo // 1000, hi // 1000 + 1):
-    first = max(lo - thousands * 1000, 0)
-    last = min(hi - thousands * 1000, 999)
-    if thousands:
-      head = prefix + str(thousands).zfill(width - 3)
-      names += [head + tail for tail in tails[first:last + 1]]
-    else:
-      names += [prefix + number + suffix
-                for number in _numbers([(width, first, last)])]
-  return names
-
-
 def _names(texts, groups):
   """Expands one parsed item in the order `scontrol show hostnames` prints."""
   if not groups:
@@ -205,9 +175,8 @@ def _names(texts, groups):
         texts[-1] for choice in itertools.product(*numbers)
     ]
   (prefix, suffix), (ranges,) = texts, groups
-  if len(ranges) == 1 and ranges[0][2] - ranges[0][1] >= 1000:
-    return _range_names(prefix, *ranges[0], suffix)
-  return [prefix + number + suffix for number in _numbers(ranges)]
+  return [prefix + str(number).zfill(width) + suffix
+          for width, lo, hi in ranges for number in range(lo, hi + 1)]
 
 
 def parse_int(name, text, minimum, maximum):

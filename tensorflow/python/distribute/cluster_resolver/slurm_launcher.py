@@ -84,10 +84,6 @@ class Launch:
   rank: int
   mapping: str
 
-  @property
-  def num_ranks(self):
-    return len(self.rank_nodes)
-
 
 def detect_launcher(environ):
   """Names the launcher that started this process, from its own variables.
@@ -182,47 +178,6 @@ def _job_slots(environ, expand):
   return nodes, slots
 
 
-def place_by_slot(slots, num_ranks):
-  """Fills the nodes' slots in node order: node 0 first, then node 1, ...
-
-  Open MPI's default (`--map-by slot`, also core and socket at node level)
-  and `mpiexec.hydra`'s default (block).
-
-  Args:
-    slots: The number of slots of every node.
-    num_ranks: How many ranks to place; at most `sum(slots)`.
-
-  Returns:
-    The node index of every rank.
-  """
-  rank_nodes = []
-  for node, count in enumerate(slots):
-    rank_nodes += [node] * min(count, num_ranks - len(rank_nodes))
-  return rank_nodes
-
-
-def place_by_node(slots, num_ranks):
-  """Deals one rank to each node in turn, skipping nodes whose slots are full.
-
-  Open MPI's `--map-by node`.
-
-  Args:
-    slots: The number of slots of every node.
-    num_ranks: How many ranks to place; at most `sum(slots)`.
-
-  Returns:
-    The node index of every rank.
-  """
-  left = list(slots)
-  rank_nodes = []
-  while len(rank_nodes) < num_ranks:
-    for node, count in enumerate(left):
-      if count and len(rank_nodes) < num_ranks:
-        rank_nodes.append(node)
-        left[node] -= 1
-  return rank_nodes
-
-
 def _srun_line(environ, num_ranks):
   nodes = environ.get('SLURM_JOB_NUM_NODES', '<nodes>')
   return ('srun -N%s -n%d <command> (inside the allocation, without the MPI '
@@ -289,7 +244,8 @@ def _own_facts(launcher, environ):
   return rank, size, local_rank, local_size, universe
 
 
-def read_launch(environ, hostname, expand=slurm_hostlist.expand_hostlist):
+def read_launch(environ, hostname, deal_ranks,
+                expand=slurm_hostlist.expand_hostlist):
   """Places every rank of an `mpirun` or `mpiexec.hydra` launch.
 
   The job's nodes are `SLURM_JOB_NODELIST` in its order; each has as many
@@ -299,13 +255,16 @@ def read_launch(environ, hostname, expand=slurm_hostlist.expand_hostlist):
   the daemon step's `SLURM_TASKS_PER_NODE`, so the job's CPUs stand in for
   its tasks: they differ with `-c`, `--exclusive` and whole-node
   allocations, where the checks below refuse.) Ranks are dealt by the
-  launcher's rule: by slot for Open MPI's default and hydra's block,
-  round-robin for Open MPI 4's `--map-by node`.
+  launcher's rule, as Slurm deals a step's tasks over those slots, cut to the
+  launch's ranks: by slot (Open MPI's default, hydra's block) as block, Open
+  MPI 4's `--map-by node` as cyclic.
 
   Args:
     environ: The environment mapping of this rank.
     hostname: This rank's host name (`socket.gethostname()`); under
       `mpiexec.hydra` the only fact that tells a rank its node.
+    deal_ranks: `slurm_step.deal_ranks`, which slurm_step passes in (it
+      imports this module).
     expand: The hostlist expander, for `SLURM_JOB_NODELIST`.
 
   Returns:
@@ -337,8 +296,7 @@ def read_launch(environ, hostname, expand=slurm_hostlist.expand_hostlist):
       raise RuntimeError('%d ranks but the job has %d slots (CPUs): an '
                          'oversubscribed placement cannot be modelled' %
                          (size, sum(slots)))
-    place = place_by_node if mapping == 'node' else place_by_slot
-    rank_nodes = place(slots, size)
+    rank_nodes = deal_ranks(slots, 1 if mapping == 'node' else None)[:size]
     own_node = _own_node(launcher, environ, hostname, nodes)
     model = 'by %s over SLURM_JOB_NODELIST=%r, SLURM_JOB_CPUS_PER_NODE=%r' % (
         mapping, environ['SLURM_JOB_NODELIST'],
@@ -368,8 +326,9 @@ def _check_own_row(rank_nodes, rank, own_node, local_rank, local_size, nodes,
   if placed != own_node:
     raise RuntimeError('rank %d runs on %s, but the model (%s) places it on %s'
                        % (rank, nodes[own_node], model, nodes[placed]))
-  model_local = rank_nodes[:rank].count(placed)
-  model_size = rank_nodes.count(placed)
+  node_ranks = [other for other, node in enumerate(rank_nodes)
+                if node == placed]
+  model_local, model_size = node_ranks.index(rank), len(node_ranks)
   if (local_rank, local_size) != (model_local, model_size):
     raise RuntimeError(
         'rank %d is local rank %d of %d on %s, but the model (%s) makes it '

@@ -17,6 +17,7 @@
 from absl.testing import absltest
 
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
+from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 
 # sbatch -N3 -n5: the job as every rank sees it.
@@ -50,6 +51,11 @@ def _hydra_env(rank, local_rank, local_size, size=5, **more):
              MPI_LOCALNRANKS=str(local_size), PMI_FD='5')
   env.update(more)
   return env
+
+
+def _read_launch(environ, hostname, *expand):
+  return slurm_launcher.read_launch(environ, hostname, slurm_step.deal_ranks,
+                                    *expand)
 
 
 class DetectLauncherTest(absltest.TestCase):
@@ -118,27 +124,13 @@ class CheckSrunRankTest(absltest.TestCase):
                                      slurm_launcher.SRUN_PMIX)
 
 
-class PlacementRulesTest(absltest.TestCase):
-
-  def testBySlotFillsEachNodeBeforeTheNext(self):
-    self.assertEqual([0, 0, 0, 1, 2],
-                     slurm_launcher.place_by_slot([3, 1, 1], 5))
-
-  def testBySlotLeavesLaterNodesEmptyWhenFewerRanks(self):
-    self.assertEqual([0, 0], slurm_launcher.place_by_slot([3, 1, 1], 2))
-
-  def testByNodeDealsInTurnsSkippingFullNodes(self):
-    self.assertEqual([0, 1, 2, 0, 0],
-                     slurm_launcher.place_by_node([3, 1, 1], 5))
-
-
 class ReadLaunchTest(absltest.TestCase):
 
   def testNotUnderMpiLaunchersIsNone(self):
-    self.assertIsNone(slurm_launcher.read_launch({'SLURM_PROCID': '0'}, 'n9'))
+    self.assertIsNone(_read_launch({'SLURM_PROCID': '0'}, 'n9'))
 
   def testOpenMpiBySlotPlacesEveryRank(self):
-    launch = slurm_launcher.read_launch(_ompi_env(3, 0, 1, 'n10'), 'n10')
+    launch = _read_launch(_ompi_env(3, 0, 1, 'n10'), 'n10')
     self.assertEqual(('n9', 'n10', 'n11'), launch.nodes)
     self.assertEqual([('n9', 0), ('n9', 1), ('n9', 2), ('n10', 0), ('n11', 0)],
                      slurm_test_util.launch_places(launch))
@@ -147,7 +139,7 @@ class ReadLaunchTest(absltest.TestCase):
 
   def testOpenMpiMapByNodeDealsRanksRoundRobin(self):
     env = _ompi_env(3, 1, 3, 'n9', OMPI_MCA_rmaps_base_mapping_policy='node')
-    launch = slurm_launcher.read_launch(env, 'n9')
+    launch = _read_launch(env, 'n9')
     self.assertEqual([('n9', 0), ('n10', 0), ('n11', 0), ('n9', 1), ('n9', 2)],
                      slurm_test_util.launch_places(launch))
     self.assertEqual('node', launch.mapping)
@@ -160,21 +152,21 @@ class ReadLaunchTest(absltest.TestCase):
       expanded.append(nodelist)
       return ['n11', 'n10', 'n9']
 
-    launch = slurm_launcher.read_launch(_ompi_env(3, 0, 1, 'n10'), 'n10',
+    launch = _read_launch(_ompi_env(3, 0, 1, 'n10'), 'n10',
                                         expand)
     self.assertEqual([_JOB['SLURM_JOB_NODELIST']], expanded)
     self.assertEqual([('n11', 0), ('n11', 1), ('n11', 2), ('n10', 0),
                       ('n9', 0)], slurm_test_util.launch_places(launch))
 
   def testNodesWithoutRanksAreLeftOut(self):
-    launch = slurm_launcher.read_launch(
+    launch = _read_launch(
         _ompi_env(1, 1, 2, 'n9', size=2, universe=5), 'n9')
     self.assertEqual(('n9',), launch.nodes)
     self.assertEqual((0, 0), launch.rank_nodes)
 
   def testUnderOpenMpiTheNodeIsSlurmdNodename(self):
     # The host name is not consulted: mpirun's ranks share their daemon's node.
-    launch = slurm_launcher.read_launch(_ompi_env(4, 0, 1, 'n11'), 'elsewhere')
+    launch = _read_launch(_ompi_env(4, 0, 1, 'n11'), 'elsewhere')
     self.assertEqual(2, launch.rank_nodes[4])
 
   def testRankOnAnotherNodeThanModelledIsRefused(self):
@@ -185,13 +177,13 @@ class ReadLaunchTest(absltest.TestCase):
         r"on n11, but the model \(by slot over SLURM_JOB_NODELIST='n\[9-11\]', "
         r"SLURM_JOB_CPUS_PER_NODE='3,1\(x2\)'\) places it on n10\. Launch with "
         r'srun -N3 -n5'):
-      slurm_launcher.read_launch(_ompi_env(3, 0, 1, 'n11'), 'n11')
+      _read_launch(_ompi_env(3, 0, 1, 'n11'), 'n11')
 
   def testOtherLocalRankThanModelledIsRefused(self):
     with self.assertRaisesRegex(
         RuntimeError, r'rank 1 is local rank 0 of 2 on n9, but the model '
         r'\(by slot .*\) makes it 1 of 3'):
-      slurm_launcher.read_launch(_ompi_env(1, 0, 2, 'n9'), 'n9')
+      _read_launch(_ompi_env(1, 0, 2, 'n9'), 'n9')
 
   def testUniverseOtherThanTheJobsCpusIsRefused(self):
     # sbatch --exclusive: 4 CPUs a node, but mpirun counted the 5 tasks.
@@ -199,20 +191,20 @@ class ReadLaunchTest(absltest.TestCase):
     with self.assertRaisesRegex(
         RuntimeError, r"OMPI_UNIVERSE_SIZE=5 \(mpirun's slots\) but the job "
         'has 12 CPUs'):
-      slurm_launcher.read_launch(env, 'n9')
+      _read_launch(env, 'n9')
 
   def testUnmodelledMappingPolicyIsRefused(self):
     env = _ompi_env(0, 0, 3, 'n9',
                     OMPI_MCA_rmaps_base_mapping_policy='ppr:2:node')
     with self.assertRaisesRegex(
         RuntimeError, "OMPI_MCA_rmaps_base_mapping_policy='ppr:2:node'"):
-      slurm_launcher.read_launch(env, 'n9')
+      _read_launch(env, 'n9')
 
   def testOtherMappingVariablesAreRefused(self):
     env = _ompi_env(0, 0, 3, 'n9', OMPI_MCA_rmaps_rank_file_path='/tmp/rf')
     with self.assertRaisesRegex(RuntimeError,
                                 'OMPI_MCA_rmaps_rank_file_path=.*changes how'):
-      slurm_launcher.read_launch(env, 'n9')
+      _read_launch(env, 'n9')
 
   def testOpenMpi5HasNoMappingPolicyToRead(self):
     env = _ompi_env(0, 0, 3, 'n9', version=5,
@@ -220,63 +212,63 @@ class ReadLaunchTest(absltest.TestCase):
     with self.assertRaisesRegex(RuntimeError,
                                 r"only mpirun's default placement \(by slot\) "
                                 'can be modelled'):
-      slurm_launcher.read_launch(env, 'n9')
+      _read_launch(env, 'n9')
 
   def testMoreRanksThanSlotsIsRefused(self):
     env = _ompi_env(0, 0, 3, 'n9', size=6, universe=5)
     with self.assertRaisesRegex(RuntimeError, '6 ranks but the job has 5'):
-      slurm_launcher.read_launch(env, 'n9')
+      _read_launch(env, 'n9')
 
   def testHydraTakesTheNodeFromTheHostName(self):
     # SLURMD_NODENAME is mpiexec's (n9) on every rank.
-    launch = slurm_launcher.read_launch(_hydra_env(3, 0, 1), 'n10')
+    launch = _read_launch(_hydra_env(3, 0, 1), 'n10')
     self.assertEqual(slurm_launcher.HYDRA, launch.launcher)
     self.assertEqual([('n9', 0), ('n9', 1), ('n9', 2), ('n10', 0), ('n11', 0)],
                      slurm_test_util.launch_places(launch))
 
   def testHydraAcceptsAQualifiedHostName(self):
-    launch = slurm_launcher.read_launch(_hydra_env(4, 0, 1), 'n11.cluster')
+    launch = _read_launch(_hydra_env(4, 0, 1), 'n11.cluster')
     self.assertEqual(4, launch.rank)
 
   def testHydraHostNameOutsideTheJobIsRefused(self):
     with self.assertRaisesRegex(
         RuntimeError, "host name 'login1' is none of the job's nodes "
         r"\['n9', 'n10', 'n11'\]"):
-      slurm_launcher.read_launch(_hydra_env(3, 0, 1), 'login1')
+      _read_launch(_hydra_env(3, 0, 1), 'login1')
 
   def testHydraPerNodeCyclicIsRefusedWhereItDiffers(self):
     # mpiexec.hydra -ppn 1 -n 5: rank 1 on n10; block would put it on n9.
     with self.assertRaisesRegex(
         RuntimeError, r'rank 1 runs on n10, but the model \(.*\) places it '
         'on n9'):
-      slurm_launcher.read_launch(_hydra_env(1, 0, 2), 'n10')
+      _read_launch(_hydra_env(1, 0, 2), 'n10')
 
   def testMissingLauncherVariableIsNamed(self):
     env = _ompi_env(0, 0, 3, 'n9')
     del env['OMPI_COMM_WORLD_LOCAL_SIZE']
     with self.assertRaisesRegex(RuntimeError,
                                 'OMPI_COMM_WORLD_LOCAL_SIZE is not set'):
-      slurm_launcher.read_launch(env, 'n9')
+      _read_launch(env, 'n9')
 
   def testMalformedLauncherVariableIsNamed(self):
     with self.assertRaisesRegex(
         ValueError, r"PMI_RANK='-1': expected an integer in 0\.\.4"):
-      slurm_launcher.read_launch(_hydra_env(-1, 0, 1), 'n9')
+      _read_launch(_hydra_env(-1, 0, 1), 'n9')
 
   def testRankBeyondTheSizeIsRefused(self):
     with self.assertRaisesRegex(ValueError, "OMPI_COMM_WORLD_RANK='5'"):
-      slurm_launcher.read_launch(_ompi_env(5, 0, 1, 'n11'), 'n11')
+      _read_launch(_ompi_env(5, 0, 1, 'n11'), 'n11')
 
   def testNodelistAndCpusOfDifferentLengthsAreRefused(self):
     env = _ompi_env(0, 0, 3, 'n9', SLURM_JOB_CPUS_PER_NODE='3,2')
     with self.assertRaisesRegex(ValueError, r'\(3 nodes\).*\(2 entries\)'):
-      slurm_launcher.read_launch(env, 'n9')
+      _read_launch(env, 'n9')
 
   def testOutsideAJobIsRefused(self):
     env = _ompi_env(0, 0, 3, 'n9')
     del env['SLURM_JOB_NODELIST']
     with self.assertRaisesRegex(RuntimeError, 'SLURM_JOB_NODELIST is not set'):
-      slurm_launcher.read_launch(env, 'n9')
+      _read_launch(env, 'n9')
 
 
 if __name__ == '__main__':
