@@ -307,10 +307,12 @@ def _log_gpu_plan(step, plan, defaults):
     note = ("Slurm manages this node's GPUs (%s) but gave this step none: "
             "this task uses no GPU (CUDA_VISIBLE_DEVICES='')" % slurm.source)
   elif plan.shared or plan.sharers > 1:
-    note = ("this task's GPU is used by %d task(s) of this node (%s)" %
+    note = ("this task's GPU is used by %d task(s) of this node (%s)%s" %
             (plan.sharers, 'SLURMD_TRES_BIND gpu:' + slurm.bind
              if slurm.bound_per_task else '%d GPUs for the %d tasks of the '
-             'busiest node' % (gpus, step.busiest_of_component(node))))
+             'busiest node' % (gpus, step.busiest_of_component(node)),
+             ', TF_FORCE_GPU_ALLOW_GROWTH=true unless set'
+             if plan.sharers > 1 else ''))
   elif (defaults and slurm.step_total is not None and nodes > 1 and
         slurm.step_total != gpus * nodes):
     note = ('Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one '
@@ -556,8 +558,7 @@ class SlurmClusterResolver(ClusterResolver):
     resolution = resolve(self._step, jobs, port_base, gpus_per_node,
                          gpus_per_task, _unnamed_gpus, het_jobs, node_host)
     self._resolution = resolution
-    self._cluster_spec = ClusterSpec(
-        {name: list(addresses) for name, addresses in resolution.cluster})
+    self._cluster_spec = _cluster_spec(resolution.cluster)
     self.task_type = resolution.task_type
     self.task_id = resolution.task_id
     self.rpc_layer = rpc_layer
@@ -626,6 +627,11 @@ class SlurmClusterResolver(ClusterResolver):
     """Returns the number of GPUs each task uses, e.g. {'GPU': 2}."""
     del task_type, task_id, config_proto  # Every task uses as many.
     return {'GPU': self._resolution.gpus.per_task}
+
+
+def _cluster_spec(cluster):
+  """Returns the ClusterSpec of `Resolution.cluster`."""
+  return ClusterSpec({name: list(addresses) for name, addresses in cluster})
 
 
 def _set_cuda_visible_devices(gpus):
