@@ -14,8 +14,8 @@ CPU-only, it times construction + the first `cluster_spec()` against the
 floor, `ClusterSpec(d)` from the same cluster as a finished dict, in rounds
 whose order rotates, each run once after `gc.collect()` and once with the
 collector left as it is; a ratio is the median of the ratios within a round,
-with its min-max. It also times `import tensorflow` in a new Python, a
-repeated `cluster_spec()`, the growth with the step's size, TensorFlow
+with its min-max. It also times `import tensorflow` in a new Python (once
+before each shape), a repeated `cluster_spec()`, the growth with the step's size, TensorFlow
 2.21's `expand_hostlist` (pip TensorFlow's own module) against ours, and the
 refusal of hostile hostlists.
 """
@@ -61,7 +61,6 @@ _HOSTLISTS = (
 # Each is refused before anything large is built: a range of 10**9 hosts,
 # and two groups whose product is 2**32 names.
 _HOSTILE_HOSTLISTS = ('n[0-999999999]', 'a[0-65535]b[0-65535]')
-_IMPORT_RUNS = 3
 
 # The goals (issue 31).
 _MAX_OVER_FLOOR = 2.0
@@ -160,7 +159,9 @@ def _time_shape(shape, with_gpus, repeats, nodes=None):
     resolver = _resolve(ours.SlurmClusterResolver, args)
     spec = resolver.cluster_spec()
     cluster = spec.as_dict()
-    if spec != ClusterSpec(cluster):
+    floor_spec = ClusterSpec(cluster)
+    if (spec != floor_spec or
+        spec.as_cluster_def() != floor_spec.as_cluster_def()):
       sys.exit('error: %s: the ClusterSpec differs from ClusterSpec(dict)' %
                shape.name)
     candidates = [
@@ -190,15 +191,12 @@ def _time_shape(shape, with_gpus, repeats, nodes=None):
   return result
 
 
-def _time_import(runs):
-  """Median seconds of `import tensorflow` in a new Python."""
-  times = []
-  for _ in range(runs):
-    start = time.perf_counter()
-    subprocess.run([sys.executable, '-c', 'import tensorflow'], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    times.append(time.perf_counter() - start)
-  return statistics.median(times)
+def _time_import():
+  """Seconds of `import tensorflow` in a new Python."""
+  start = time.perf_counter()
+  subprocess.run([sys.executable, '-c', 'import tensorflow'], check=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  return time.perf_counter() - start
 
 
 def _time_expand(hostlist, tf_module, repeats):
@@ -239,18 +237,16 @@ def _spread(ratio):
 
 def _resolver_section(repeats):
   """Times construction and growth; returns their goals (name, value, ok)."""
-  import_secs = _time_import(_IMPORT_RUNS)
-  print()
-  print('import tensorflow in a new Python: %.2f s (median of %d)' %
-        (import_secs, _IMPORT_RUNS))
   print()
   print('Construction + first cluster_spec() at %d tasks, default arguments:'
         % _TASKS)
-  row = '%-24s %-4s %-5s | %7s %7s %-18s | %s'
-  print(row % ('step', 'GPUs', 'gc', 'ours', 'floor', 'ours/floor',
-               'ours/import'))
+  row = '%-24s %-4s %-5s | %7s %7s %-18s'
+  print(row % ('step', 'GPUs', 'gc', 'ours', 'floor', 'ours/floor'))
   worst_over_floor = worst_ours = worst_repeated = 0
+  import_times = []
   for shape in _SHAPES:
+    # One import per shape, so that the load the shapes meet meets it too.
+    import_times.append(_time_import())
     for with_gpus in (True, False):
       result = _time_shape(shape, with_gpus, repeats)
       worst_repeated = max(worst_repeated,
@@ -261,8 +257,10 @@ def _resolver_section(repeats):
         worst_ours = max(worst_ours, figures['ours'])
         print(row % (shape.name, shape.gpus if with_gpus else '-',
                      'yes' if key == 'gc' else 'no', _ms(figures['ours']),
-                     _ms(figures['floor']), _spread(figures['over_floor']),
-                     '%.1f %%' % (figures['ours'] / import_secs * 100)))
+                     _ms(figures['floor']), _spread(figures['over_floor'])))
+  import_secs = statistics.median(import_times)
+  print('import tensorflow in a new Python: %.2f s (median of %d, one before '
+        'each step)' % (import_secs, len(import_times)))
   print()
   print('Growth (8,192-node shape scaled: 8 tasks per node, block, 8 GPUs, '
         'gc before each run):')

@@ -43,7 +43,7 @@ _BRACKET_RE = re.compile(r'[\[\]]')
 # An item of a hostlist: text up to a separator (a comma, space, tab or
 # newline), with bracket groups that may hold separators; or a bracket that
 # opens no such group or closes none.
-_ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]|\[[^\[\]]*\])+|[\[\]]')
+_ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]+|\[[^\[\]]*\])+|[\[\]]')
 # A bracket group; splitting an item at them gives its texts and bodies.
 _GROUP_RE = re.compile(r'\[([^\]]*)\]')
 _RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
@@ -121,12 +121,13 @@ def _parse_item(item):
     raise ValueError('empty brackets in %r' % item)
   groups = []
   count = 1
-  for i, body in enumerate(bodies, 1):
-    ranges, size = _parse_ranges(body)
-    if i < len(bodies) and size > _MAX_RANGE:
+  size = 0
+  for body in bodies:
+    if size > _MAX_RANGE:
       raise ValueError('bracket group %d has %d hosts, more than Slurm\'s '
                        'limit of %d for a group before the last' %
-                       (i, size, _MAX_RANGE))
+                       (len(groups), size, _MAX_RANGE))
+    ranges, size = _parse_ranges(body)
     groups.append(ranges)
     count = min(count * size, MAX_HOSTS + 1)
   return tuple(parts[::2]), tuple(groups), count
