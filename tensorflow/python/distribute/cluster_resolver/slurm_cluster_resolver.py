@@ -635,8 +635,7 @@ def _cluster_spec(cluster):
 
   It is built from its `ClusterDef`, filled job by job: for a step of many
   tasks that costs about half of what `ClusterSpec(dict)` does, and gives an
-  equal ClusterSpec (tools/benchmark.py misses its goal at 65,536 tasks
-  without it).
+  equal ClusterSpec.
   """
   cluster_def = cluster_pb2.ClusterDef()
   for name, addresses in cluster:
