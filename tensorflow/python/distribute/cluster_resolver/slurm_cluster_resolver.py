@@ -299,15 +299,19 @@ def _assign_jobs(job_runs, addresses, task_index):
 
 
 def _log_gpu_plan(step, plan, defaults):
-  """Warns of GPUs the plan withholds, shares or leaves unused, once a task."""
+  """Says what the GPU plan withholds, shares or leaves unused, once a task."""
   slurm = plan.slurm_gpus
   node = step.place[0]
   gpus, tasks = len(plan.node_gpus or ()), step.tasks_per_node[node]
   nodes = len(step.component_nodes(node))
   if slurm.withheld:
+    # The job's GPUs that its step lacks are a mistake to warn of; slurm.conf's
+    # GresTypes=gpu holds on every node, those of CPU-only steps too.
+    level = logging.WARN if slurm.source == 'SLURM_JOB_GPUS' else logging.INFO
     note = ("Slurm manages this node's GPUs (%s) but gave this step none: "
             "this task uses no GPU (CUDA_VISIBLE_DEVICES='')" % slurm.source)
   elif plan.shared or plan.sharers > 1:
+    level = logging.WARN if plan.shared else logging.INFO
     note = ("this task's GPU is used by %d task(s) of this node (%s)%s" %
             (plan.sharers, 'SLURMD_TRES_BIND gpu:' + slurm.bind
              if slurm.bound_per_task else '%d GPUs for the %d tasks of the '
@@ -316,16 +320,18 @@ def _log_gpu_plan(step, plan, defaults):
              if plan.sharers > 1 else ''))
   elif (defaults and slurm.step_total is not None and nodes > 1 and
         slurm.step_total != gpus * nodes):
+    level = logging.WARN
     note = ('Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one '
             '%d: workers elsewhere may use other numbers of GPUs' %
             (slurm.step_total, nodes, gpus))
   elif gpus > plan.per_task * tasks:
+    level = logging.INFO if plan.per_task else logging.WARN
     note = ('each task uses %d GPU(s): %d of this node\'s %d GPUs stay unused'
             % (plan.per_task, gpus - plan.per_task * tasks, gpus))
   else:
     return
-  logging.warning('%s. Ask srun for other GPUs or pass gpus_per_task to '
-                  'choose otherwise.', note)
+  logging.log(level, '%s. Ask srun for other GPUs or pass gpus_per_task to '
+              'choose otherwise.', note)
 
 
 def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
