@@ -238,7 +238,7 @@ def _resolver_section(repeats):
   print()
   print('Construction + first cluster_spec() at %d tasks, default arguments:'
         % _TASKS)
-  row = '%-24s %-4s %-5s | %7s %7s %-18s'
+  row = '%-24s %-4s %-5s | %7s %7s %s'
   print(row % ('step', 'GPUs', 'gc', 'ours', 'floor', 'ours/floor'))
   worst_over_floor = worst_ours = worst_repeated = 0
   import_times = []
