@@ -415,7 +415,9 @@ class SlurmFuzzTest(absltest.TestCase):
     visible = after.get('CUDA_VISIBLE_DEVICES')
     if kwargs.get('auto_set_gpu', True):
       # TensorFlow uses as many GPUs as the resolver says the task has.
-      used = [] if visible in (None, '', 'NoDevFiles') else visible.split(',')
+      # Blanks around a list are not part of it (CUDA: ' ' is no device).
+      used = ([] if visible is None or visible.strip() in ('', 'NoDevFiles')
+              else visible.split(','))
       self.assertEqual({'GPU': len(used)}, resolver.num_accelerators())
     if visible != env.get('CUDA_VISIBLE_DEVICES'):
       gpus = visible.split(',') if visible else []

@@ -142,17 +142,16 @@ def _write_summary(environ, step, resolution, out):
       ','.join(map(str, step.tasks_per_node)), step.counts_source))
   out.write('Jobs: %s\n' % ', '.join(
       '%s=%d' % (name, len(a)) for name, a in resolution.cluster))
-  if step.gpus.visible is None:
-    gpus_note = ('no CUDA_VISIBLE_DEVICES: none where slurm.conf lists '
-                 'GresTypes=gpu, else the resolver counts GPUs with '
-                 'nvidia-smi (neither read here)')
-  elif step.gpus.withheld:
-    gpus_note = ('SLURM_JOB_GPUS=%s is the job\'s; Slurm gave this step none'
-                 % step.gpus.text)
+  gpus = resolution.gpus.slurm_gpus
+  if gpus.withheld:
+    gpus_note = ("%s: Slurm manages this node's GPUs but gave this step none"
+                 % gpus.source)
+  elif gpus.visible is None:
+    gpus_note = 'none named or counted on this node'
   else:
     gpus_note = '%s=%s, %s' % (
-        step.gpus.source, _format_gpus(step.gpus.visible),
-        'bound to this task by Slurm' if step.gpus.bound_per_task else
+        gpus.source, _format_gpus(gpus.visible),
+        'bound to this task by Slurm' if gpus.bound_per_task else
         "the node's, split among its tasks")
   out.write('GPUs: %s; %d per task\n' % (gpus_note,
                                           resolution.gpus.per_task))
@@ -243,7 +242,8 @@ def _explain(environ, args, out):
   step = launchers.read_step(environ, args.tasks_per_node, expand)
   resolution = slurm_cluster_resolver.resolve(
       step, args.jobs, args.port_base, args.gpus_per_node, args.gpus_per_task,
-      slurm_step.SlurmGpus, args.het_jobs, args.node_host)
+      slurm_cluster_resolver._unnamed_gpus,  # pylint: disable=protected-access
+      args.het_jobs, args.node_host)
   if args.tf_config:
     out.write(json.dumps({
         'cluster': {name: list(addresses)

@@ -285,13 +285,24 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
       ('_het_jobs', slurm_test_util.het_gpu_env(0),
        ['--all', '--het-jobs', 'ps,worker']),
   )
-  def testNeverWritesTheEnvironmentNorRunsNvidiaSmi(self, env, argv):
+  def testNeverWritesTheEnvironment(self, env, argv):
     self.use_env(env)
     before = dict(os.environ)
     status, _, _ = self.explain(argv)  # Reads os.environ.
     self.assertEqual(0, status)
     self.assertEqual(before, dict(os.environ))
-    self.run.assert_not_called()
+
+  def testGpusNoVariableNamesAreCountedAsTheResolverCountsThem(self):
+    # No GPU variable and no slurm.conf: nvidia-smi's 2 GPUs, one per task
+    # of the busiest node (3 tasks): shared.
+    self.set_run_result(
+        slurm_test_util.completed(stdout=slurm_test_util.NVIDIA_SMI_TWO_GPUS))
+    self.use_env(slurm_test_util.cyclic_env(1))
+    resolver = SlurmClusterResolver(auto_set_gpu=False)
+    status, out, _ = self.explain([])
+    self.assertEqual(0, status)
+    self.assertIn('nvidia-smi --list-gpus=0,1', out)
+    self.assertIn('; %d per task' % resolver.num_accelerators()['GPU'], out)
 
   def testHostlistCheckRunsScontrol(self):
     self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
@@ -301,9 +312,8 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual(0, status)
     self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
                      explain_rows(out))
-    self.run.assert_called_once()
     self.assertEqual(['scontrol', '--', 'show', 'hostnames', 'n[1-2]'],
-                     self.run.call_args[0][0])
+                     self.run.call_args_list[0][0][0])
 
   def testNodeHostIsTheHostOfEveryAddress(self):
     status, out, _ = self.explain(['--all', '--node-host', '{node}-ib'],

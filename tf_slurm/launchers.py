@@ -117,7 +117,7 @@ def placement(slots, num_ranks, mapping):
     A tuple: the node index of every rank.
   """
   chunk = 1 if mapping == 'node' else None
-  return slurm_step.deal_ranks(slots, chunk)[0][:num_ranks]
+  return slurm_step.deal_ranks(slots, chunk)[:num_ranks]
 
 
 def _open_mpi_mapping(launcher, environ):
@@ -296,8 +296,6 @@ def launch_step(environ, launch, tasks_per_node=None):
       nodes=launch.nodes,
       tasks_per_node=counts,
       rank_nodes=launch.rank_nodes,
-      rank_locals=slurm_step.local_indices(launch.rank_nodes,
-                                           len(launch.nodes)),
       task_index=launch.rank,
       gpus=slurm_step.read_gpus(environ),
       counts_source=source,

@@ -135,8 +135,8 @@ class WithheldGpusTest(absltest.TestCase):
     got = (reports[0]['slurm_gpus'], reports[0]['cvd_after'],
            reports[0]['num_gpus'])
     warnings = text.count(
-        "SLURM_JOB_GPUS='0,1' lists the job's GPUs on this node, but Slurm "
-        'gave this step none')
+        "Slurm manages this node's GPUs (SLURM_JOB_GPUS) but gave this step "
+        'none')
     if self.lab.series == '20.11':
       # Slurm 20.11 gives the step the job's GPUs in spite of --gres=none
       # (it sets CUDA_VISIBLE_DEVICES): the task uses them, and says nothing.

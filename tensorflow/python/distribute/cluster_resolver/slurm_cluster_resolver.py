@@ -43,9 +43,6 @@ _HOST_RE = re.compile(r'[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]')
 _DERIVED_PORTS_START = 20000
 _DERIVED_PORTS_END = 32768
 _DERIVED_PORTS_BLOCK = 64
-# The methods through which the resolver reads the step, as in TensorFlow 2.x.
-_STEP_METHODS = ('_resolve_own_rank', '_resolve_num_tasks', '_resolve_hostlist',
-                 '_resolve_task_configuration')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -301,64 +298,39 @@ def _assign_jobs(job_runs, addresses, task_index):
 
 
 def _log_gpu_plan(step, plan, defaults):
-  """Says what the GPU plan leaves unused, shared or withheld, once per task."""
-  if plan.withheld and step.gpus.withheld:
-    logging.warning(
-        'SLURM_JOB_GPUS=%r lists the job\'s GPUs on this node, but Slurm gave '
-        'this step none (no CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS): this task '
-        'uses no GPU (CUDA_VISIBLE_DEVICES=\'\'). Ask srun for GPUs (e.g. '
-        '--gres=gpu:N) to use them.', step.gpus.text)
-    return
-  if plan.withheld:
-    logging.info(
-        '%s lists GresTypes=gpu, and no CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS '
-        'or SLURM_JOB_GPUS is set: Slurm gave this step no GPUs on this node, '
-        'so this task uses none (CUDA_VISIBLE_DEVICES=\'\') and nvidia-smi is '
-        'not counted.', plan.source)
-    return
-  if step.gpus.bound_per_task:
-    if plan.sharers > 1:
-      logging.info(
-          'Slurm binds this task\'s GPU to %d tasks of this node (%s): '
-          'TF_FORCE_GPU_ALLOW_GROWTH=true unless set, so that they do not '
-          'each reserve all of its memory.', plan.sharers,
-          'SLURMD_TRES_BIND gpu:' + step.gpus.bind)
-    return
-  gpus = len(plan.node_gpus or ())
+  """Says what the GPU plan withholds, shares or leaves unused, once a task."""
+  slurm = plan.slurm_gpus
   node = step.place[0]
-  on_node = step.tasks_per_node[node]
-  if step.gpus.step_total is not None and defaults:
-    num_nodes = len(step.component_nodes(node))
-    if num_nodes > 1 and step.gpus.step_total != gpus * num_nodes:
-      logging.warning(
-          'Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one %d:'
-          ' workers on other nodes may use a different number of GPUs, which '
-          'MultiWorkerMirroredStrategy does not support; pass gpus_per_task.',
-          step.gpus.step_total, num_nodes, gpus)
-  if plan.shared:
-    if plan.sharers > 1:
-      shared = ('this task\'s GPU is used by %d tasks of this node '
-                '(TF_FORCE_GPU_ALLOW_GROWTH=true unless set, so that they do '
-                'not each reserve all of its memory)' % plan.sharers)
-    else:
-      shared = 'this task has its GPU to itself'
-    logging.warning(
-        'The busiest node of the %s runs %d tasks, more than its GPUs: every '
-        'task uses one GPU. This node has %d GPUs (%s) for %d tasks; %s. '
-        'Pass gpus_per_task to choose otherwise.',
-        'component' if step.heterogeneous else 'step',
-        step.busiest_of_component(node), gpus,
-        plan.source, on_node, shared)
-  elif gpus and not plan.per_task:
-    logging.warning('This node has %d GPUs (%s) for %d tasks: this task gets '
-                    'none.', gpus, plan.source, on_node)
-  elif gpus and plan.per_task * on_node < gpus:
-    logging.info(
-        'Each task uses %d GPU(s), as many as the %d tasks of the busiest node '
-        'can each have; %d of this node\'s %d GPUs stay unused. Pass '
-        'gpus_per_task to choose otherwise.', plan.per_task,
-        step.busiest_of_component(node),
-        gpus - plan.per_task * on_node, gpus)
+  gpus, tasks = len(plan.node_gpus or ()), step.tasks_per_node[node]
+  nodes = len(step.component_nodes(node))
+  if slurm.withheld:
+    # The job's GPUs that its step lacks are a mistake to warn of; slurm.conf's
+    # GresTypes=gpu holds on every node, those of CPU-only steps too.
+    level = logging.WARN if slurm.source == 'SLURM_JOB_GPUS' else logging.INFO
+    note = ("Slurm manages this node's GPUs (%s) but gave this step none: "
+            "this task uses no GPU (CUDA_VISIBLE_DEVICES='')" % slurm.source)
+  elif plan.shared or plan.sharers > 1:
+    level = logging.WARN if plan.shared else logging.INFO
+    note = ("this task's GPU is used by %d task(s) of this node (%s)%s" %
+            (plan.sharers, 'SLURMD_TRES_BIND gpu:' + slurm.bind
+             if slurm.bound_per_task else '%d GPUs for the %d tasks of the '
+             'busiest node' % (gpus, step.busiest_of_component(node)),
+             ', TF_FORCE_GPU_ALLOW_GROWTH=true unless set'
+             if plan.sharers > 1 else ''))
+  elif (defaults and slurm.step_total is not None and nodes > 1 and
+        slurm.step_total != gpus * nodes):
+    level = logging.WARN
+    note = ('Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one '
+            '%d: workers elsewhere may use other numbers of GPUs' %
+            (slurm.step_total, nodes, gpus))
+  elif gpus > plan.per_task * tasks:
+    level = logging.INFO if plan.per_task else logging.WARN
+    note = ('each task uses %d GPU(s): %d of this node\'s %d GPUs stay unused'
+            % (plan.per_task, gpus - plan.per_task * tasks, gpus))
+  else:
+    return
+  logging.log(level, '%s. Ask srun for other GPUs or pass gpus_per_task to '
+              'choose otherwise.', note)
 
 
 def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
@@ -542,10 +514,9 @@ class SlurmClusterResolver(ClusterResolver):
     part of the node's GPUs and that is unset: constructed again, in this
     process or a child, it gives the same GPUs.
 
-    The step is read through `_resolve_own_rank`, `_resolve_num_tasks`,
-    `_resolve_hostlist` and `_resolve_task_configuration`, as in TensorFlow
-    2.x: a subclass may override them, and the step they then describe is
-    laid out block-wise.
+    `_resolve_own_rank`, `_resolve_num_tasks`, `_resolve_hostlist` and
+    `_resolve_task_configuration` report the step read here, as in
+    TensorFlow 2.x; the resolver does not call them.
 
     Args:
       jobs: Dictionary with job names as key and number of tasks in the job as
@@ -602,13 +573,9 @@ class SlurmClusterResolver(ClusterResolver):
       raise ValueError('auto_set_gpu=%r: expected True or False' %
                        (auto_set_gpu,))
     _check_text('rpc_layer', rpc_layer, optional=True)
-    self._tasks_per_node = tasks_per_node
-    self._slurm_step = None
-    step = self._resolve_step()
-    if jobs is None and het_jobs is None:
-      jobs = {'worker': self._resolve_num_tasks()}
-    resolution = resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-                         _unnamed_gpus, het_jobs, node_host)
+    self._step = self._read_step(os.environ, tasks_per_node)
+    resolution = resolve(self._step, jobs, port_base, gpus_per_node,
+                         gpus_per_task, _unnamed_gpus, het_jobs, node_host)
     self._resolution = resolution
     self._cluster_spec = _cluster_spec(resolution.cluster)
     self.task_type = resolution.task_type
@@ -616,12 +583,6 @@ class SlurmClusterResolver(ClusterResolver):
     self.rpc_layer = rpc_layer
     if auto_set_gpu:
       _set_cuda_visible_devices(resolution.gpus)
-
-  def _read_slurm_step(self):
-    """Returns the step Slurm's variables describe; reads them once."""
-    if self._slurm_step is None:
-      self._slurm_step = self._read_step(os.environ, self._tasks_per_node)
-    return self._slurm_step
 
   def _read_step(self, environ, tasks_per_node):
     """Reads this task's step from `environ`: the one extension point.
@@ -639,45 +600,17 @@ class SlurmClusterResolver(ClusterResolver):
     """
     return slurm_step.read_step(environ, tasks_per_node, self._expand)
 
-  def _resolve_step(self):
-    """Returns the step as the `_resolve_*` methods describe it.
-
-    By default they describe the step Slurm's variables do, with its real
-    task distribution. A subclass that overrides them (as TensorFlow 2.x
-    allowed) gets the step they describe, laid out block-wise as TensorFlow
-    2.x did.
-    """
-    if not any(
-        getattr(type(self), name) is not getattr(SlurmClusterResolver, name)
-        for name in _STEP_METHODS):
-      return self._read_slurm_step()
-    rank = self._resolve_own_rank()
-    if self._tasks_per_node is None:
-      configuration = self._resolve_task_configuration()
-    elif isinstance(self._tasks_per_node, Mapping):
-      configuration = self._tasks_per_node
-    else:
-      configuration = {
-          host: self._tasks_per_node for host in self._resolve_hostlist()
-      }
-    step = self._slurm_step
-    if (step is not None and rank == step.task_index and
-        dict(configuration) == dict(zip(step.nodes, step.tasks_per_node))):
-      return step
-    return slurm_step.block_step(dict(configuration), rank,
-                                 slurm_step.read_gpus(os.environ))
-
   def _resolve_own_rank(self):
     """Returns the rank of the current task in range [0, num_tasks)."""
-    return self._read_slurm_step().task_index
+    return self._step.task_index
 
   def _resolve_num_tasks(self):
     """Returns the number of tasks for the current job step."""
-    return self._read_slurm_step().num_tasks
+    return self._step.num_tasks
 
   def _resolve_hostlist(self):
     """Returns a list of hostnames for nodes running the current job step."""
-    return list(self._read_slurm_step().nodes)
+    return list(self._step.nodes)
 
   def _resolve_task_configuration(self):
     """Creates a mapping of hostnames to the number of tasks allocated on it.
@@ -686,8 +619,7 @@ class SlurmClusterResolver(ClusterResolver):
       A dict host name -> number of tasks, in the order Slurm numbers the
       nodes.
     """
-    return dict(
-        zip(self._resolve_hostlist(), self._read_slurm_step().tasks_per_node))
+    return dict(zip(self._step.nodes, self._step.tasks_per_node))
 
   def cluster_spec(self):
     """Returns the ClusterSpec of the step: every job's `host:port` list.

@@ -210,8 +210,8 @@ class SharedGpuTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual(before, dict(os.environ))
     self.assertEqual({'GPU': 1}, resolver.num_accelerators())
 
-  @parameterized.named_parameters(('_shared', 2, 'used by 2 tasks'),
-                                  ('_own', 1, 'has its GPU to itself'))
+  @parameterized.named_parameters(('_shared', 2, 'used by 2 task(s)'),
+                                  ('_own', 1, 'used by 1 task(s)'))
   def testEveryTaskIsWarnedHowManyTasksUseItsGpu(self, rank, text):
     self.use_shared_env(rank)
     with self.assertLogs(level='WARNING') as logs:
@@ -301,7 +301,8 @@ class GpuCountTest(slurm_resolver_test_util.ResolverTestCase):
     self.use_gpu_env('0,1', rank=2, tasks='4', rank_hosts='n1 n1 n1 n1')
     with self.assertLogs(level='WARNING') as logs:
       resolver = SlurmClusterResolver(gpus_per_node=2)
-    self.assertIn('this task gets none', '\n'.join(logs.output))
+    self.assertIn("each task uses 0 GPU(s): 2 of this node's 2 GPUs stay "
+                  'unused', '\n'.join(logs.output))
     self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 0}, resolver.num_accelerators())
 
@@ -348,8 +349,8 @@ class WithheldGpuTest(slurm_resolver_test_util.ResolverTestCase):
     with self.assertLogs(level='WARNING') as logs:
       SlurmClusterResolver()
     self.assertLen(logs.output, 1)
-    self.assertIn("SLURM_JOB_GPUS='0,1' lists the job's GPUs on this node, but "
-                  'Slurm gave this step none', logs.output[0])
+    self.assertIn("Slurm manages this node's GPUs (SLURM_JOB_GPUS) but gave "
+                  'this step none', logs.output[0])
 
   def testGpusPerNodeInAStepGivenNoneOfTheJobsGpusIsRuntimeError(self):
     self.use_job_gpus_env()
@@ -380,9 +381,8 @@ class WithheldGpuTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual({'GPU': 0}, resolver.num_accelerators())
     self.run.assert_not_called()
     self.assertLen(logs.output, 1)
-    self.assertIn('lists GresTypes=gpu, and no CUDA_VISIBLE_DEVICES, '
-                  'SLURM_STEP_GPUS or SLURM_JOB_GPUS is set: Slurm gave this '
-                  'step no GPUs on this node', logs.output[0])
+    self.assertIn("Slurm manages this node's GPUs (%s) but gave this step "
+                  'none' % conf, logs.output[0])
 
   def testWhereSlurmConfListsNoGpuNvidiaSmiCountsTheNodesGpus(self):
     conf = self.use_slurm_conf('GresTypes=mps,shard\n#GresTypes=gpu\n')

@@ -318,7 +318,8 @@ class HeterogeneousGpuTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual('true', os.environ['TF_FORCE_GPU_ALLOW_GROWTH'])
     self.assertEqual({'GPU': 1}, resolver.num_accelerators())
-    self.assertIn('The busiest node of the component runs 3 tasks',
+    self.assertIn("this task's GPU is used by 2 task(s) of this node (2 GPUs "
+                  'for the 3 tasks of the busiest node)',
                   '\n'.join(logs.output))
 
 

@@ -25,7 +25,6 @@ read files (`read_regular_file`) only through this module, within bounds of
 time and size.
 """
 
-import functools
 import itertools
 import os
 import re
@@ -54,7 +53,7 @@ _BRACKET_RE = re.compile(r'[\[\]]')
 # An item of a hostlist: text up to a separator (a comma, space, tab or
 # newline), with bracket groups that may hold separators; or a bracket that
 # opens no such group or closes none.
-_ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]|\[[^\[\]]*\])+|[\[\]]')
+_ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]+|\[[^\[\]]*\])+|[\[\]]')
 # A bracket group; splitting an item at them gives its texts and bodies.
 _GROUP_RE = re.compile(r'\[([^\]]*)\]')
 _RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
@@ -117,8 +116,8 @@ def _parse_ranges(body):
   return tuple(ranges), size
 
 
-def _parse_item(item, parse_ranges):
-  """Parses one item with `parse_ranges`; checks its bracket groups' sizes.
+def _parse_item(item):
+  """Parses one item; checks its bracket groups' sizes.
 
   Returns:
     (texts, groups, count): the names are texts[0] + a number of groups[0] +
@@ -132,12 +131,13 @@ def _parse_item(item, parse_ranges):
     raise ValueError('empty brackets in %r' % item)
   groups = []
   count = 1
-  for i, body in enumerate(bodies, 1):
-    ranges, size = parse_ranges(body)
-    if i < len(bodies) and size > _MAX_RANGE:
+  size = 0
+  for body in bodies:
+    if size > _MAX_RANGE:
       raise ValueError('bracket group %d has %d hosts, more than Slurm\'s '
                        'limit of %d for a group before the last' %
-                       (i, size, _MAX_RANGE))
+                       (len(groups), size, _MAX_RANGE))
+    ranges, size = _parse_ranges(body)
     groups.append(ranges)
     count = min(count * size, MAX_HOSTS + 1)
   return tuple(parts[::2]), tuple(groups), count
@@ -148,19 +148,13 @@ def _parse(hostlist):
   items = _ITEM_RE.findall(hostlist)
   if '[' in items or ']' in items:
     raise ValueError(_bracket_error(hostlist))
-  # Each distinct bracket body is parsed once: node lists in several items
-  # repeat the same few (`r1[1-2],r2[1-2],...`).
-  parse_ranges = functools.lru_cache(maxsize=None)(_parse_ranges)
   parsed = []
   total = 0
   for item in items:
-    texts, groups, count = _parse_item(item, parse_ranges)
+    texts, groups, count = _parse_item(item)
     total += count
     if total > MAX_HOSTS:
       raise ValueError('expands to more than %d hosts' % MAX_HOSTS)
-    # Tuples: once checked, Python's collector stops tracking tuples of
-    # strings and numbers, so that thousands of parsed items do not make it
-    # walk every object of the process (TensorFlow's included).
     parsed.append((texts, groups))
   return parsed
 
@@ -181,29 +175,6 @@ def _scontrol_order(groups):
   return groups[-2::-1] + groups[-1:]
 
 
-def _range_names(prefix, width, lo, hi, suffix):
-  """The names prefix + (lo..hi zero-padded to width) + suffix, in order.
-
-  For a range of a thousand numbers or more (see `_names`): a number of four
-  digits or more is its thousands and a three-digit tail, so every thousand
-  names share one text of their thousands and take their tails from one
-  list. That halves the time of a range of 65,536 names (the benchmark's
-  65,536 x 1 step misses its goal without it: README).
-  """
-  tails = ['%03d%s' % (tail, suffix) for tail in range(1000)]
-  names = []
-  for thousands in range(lo // 1000, hi // 1000 + 1):
-    first = max(lo - thousands * 1000, 0)
-    last = min(hi - thousands * 1000, 999)
-    if thousands:
-      head = prefix + str(thousands).zfill(width - 3)
-      names += [head + tail for tail in tails[first:last + 1]]
-    else:
-      names += [prefix + number + suffix
-                for number in _numbers([(width, first, last)])]
-  return names
-
-
 def _names(texts, groups):
   """Expands one parsed item in the order `scontrol show hostnames` prints."""
   if not groups:
@@ -215,9 +186,8 @@ def _names(texts, groups):
         texts[-1] for choice in itertools.product(*numbers)
     ]
   (prefix, suffix), (ranges,) = texts, groups
-  if len(ranges) == 1 and ranges[0][2] - ranges[0][1] >= 1000:
-    return _range_names(prefix, *ranges[0], suffix)
-  return [prefix + number + suffix for number in _numbers(ranges)]
+  return [prefix + str(number).zfill(width) + suffix
+          for width, lo, hi in ranges for number in range(lo, hi + 1)]
 
 
 def parse_int(name, text, minimum, maximum):

@@ -257,6 +257,27 @@ class ResolverApiTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual({'GPU': 2}, resolver.num_accelerators())
     self.assertEqual({'GPU': 2}, resolver.num_accelerators('worker', 1, None))
 
+  def testResolveMethodsReportTheStepOfThisTask(self):
+    self.use_env(step_env('n[9-10]', '1,2', 'n9 n10 n10', 2,
+                          SLURM_DISTRIBUTION='cyclic'))
+    resolver = SlurmClusterResolver(auto_set_gpu=False)
+    # pylint: disable=protected-access
+    self.assertEqual(
+        (2, 3, ['n9', 'n10'], {'n9': 1, 'n10': 2}),
+        (resolver._resolve_own_rank(), resolver._resolve_num_tasks(),
+         resolver._resolve_hostlist(), resolver._resolve_task_configuration()))
+
+  def testOverridingAResolveMethodDoesNotChangeTheCluster(self):
+
+    class OtherHosts(SlurmClusterResolver):
+
+      def _resolve_hostlist(self):
+        return ['a1', 'a2']
+
+    self.use_env(step_env('n[1-2]', '1(x2)', 'n1 n2', 0))
+    self.assertEqual({'worker': ['n1:8888', 'n2:8888']},
+                     OtherHosts(auto_set_gpu=False).cluster_spec().as_dict())
+
   def testEnvironmentIsEmpty(self):
     self.use_env(step_env('n1', '1', 'n1', 0))
     self.assertEqual('', SlurmClusterResolver().environment)

@@ -87,6 +87,12 @@ def is_read(name):
   return _VARIABLE_RE.fullmatch(name) is not None
 
 
+def _is_int_in(value, minimum, maximum):
+  """Whether `value` is an int (not a bool) in minimum..maximum."""
+  return (isinstance(value, int) and not isinstance(value, bool) and
+          minimum <= value <= maximum)
+
+
 def check_int(name, value, minimum, maximum, optional=False):
   """Returns `value` if it is an int (not a bool) in minimum..maximum.
 
@@ -102,8 +108,7 @@ def check_int(name, value, minimum, maximum, optional=False):
   """
   if value is None and optional:
     return value
-  if (isinstance(value, bool) or not isinstance(value, int) or
-      not minimum <= value <= maximum):
+  if not _is_int_in(value, minimum, maximum):
     raise ValueError('%s=%r: expected %san integer in %d..%d' %
                      (name, value, 'None or ' if optional else '', minimum,
                       maximum))
@@ -125,8 +130,9 @@ class SlurmGpus:
       (`--gpus=N`: `SLURM_GPUS`), which Slurm may spread unevenly over the
       nodes; None otherwise.
     text: The value of `source`, as it stands.
-    withheld: Whether Slurm gave the job GPUs on this node but this step
-      none of them (`visible` is then `()`).
+    withheld: Whether Slurm manages GPUs of this node (the job's, or
+      slurm.conf's GresTypes lists gpu) but gave this step none (`visible`
+      is then `()`).
     bind: Slurm's GPU binding of the step's tasks (`SLURMD_TRES_BIND`
       without its `gpu:`), e.g. 'single:2', or ''.
   """
@@ -159,8 +165,6 @@ class SlurmStep:
       (`SLURM_NODEID`).
     tasks_per_node: The number of tasks on each of `nodes`.
     rank_nodes: For every task index, the index into `nodes` of its node.
-    rank_locals: For every task index, its local index among the step's
-      tasks on its node (`SLURM_LOCALID`).
     task_index: This process's index among the step's tasks: its rank
       (`SLURM_PROCID`), except where tasks are numbered node by node
       (block and heterogeneous steps of srun: `_node_major_index`), which
@@ -179,7 +183,6 @@ class SlurmStep:
   nodes: Tuple[str, ...]
   tasks_per_node: Tuple[int, ...]
   rank_nodes: Tuple[int, ...]
-  rank_locals: Tuple[int, ...]
   task_index: int
   gpus: SlurmGpus = SlurmGpus()
   node_components: Optional[Tuple[int, ...]] = None
@@ -196,6 +199,11 @@ class SlurmStep:
   def busiest(self):
     """The number of tasks on the busiest node."""
     return max(self.tasks_per_node, default=0)
+
+  @functools.cached_property
+  def rank_locals(self):
+    """For every task index, its local index on its node (`SLURM_LOCALID`)."""
+    return local_indices(self.rank_nodes, len(self.nodes))
 
   @property
   def heterogeneous(self):
@@ -238,7 +246,7 @@ class SlurmStep:
 
 
 def deal_ranks(tasks_per_node, chunk=None):
-  """Returns the node and local indices of every rank, as Slurm deals them.
+  """Returns the node index of every rank, as Slurm deals the ranks.
 
   Ranks are dealt to the nodes in turns: in each turn every node that still
   has tasks takes its next `chunk` of them (fewer if it has fewer left), one
@@ -251,28 +259,16 @@ def deal_ranks(tasks_per_node, chunk=None):
     chunk: Tasks a node takes per turn, or None for block.
 
   Returns:
-    (`SlurmStep.rank_nodes`, `SlurmStep.rank_locals`): two tuples, not a
-    tuple per rank, which a step of many tasks would pay for in allocation
-    and in the collector's walks (the README's benchmark section).
+    `SlurmStep.rank_nodes`: for every rank, the index of its node.
   """
   busiest = max(tasks_per_node, default=0)
   chunk = chunk or max(busiest, 1)
-  rank_nodes, rank_locals = [], []
+  rank_nodes = []
   for first in range(0, busiest, chunk):
-    if chunk == 1:
-      # Cyclic, or block with one task per node: no loop over local indices
-      # (twice as fast, which the benchmark's 65,536 x 1 step needs).
-      dealt = [node for node, count in enumerate(tasks_per_node)
-               if count > first]
-      rank_nodes += dealt
-      rank_locals += [first] * len(dealt)
-      continue
-    last = first + chunk
-    turns = [range(first, count if count < last else last)
-             for count in tasks_per_node]
-    rank_nodes += [node for node, turn in enumerate(turns) for _ in turn]
-    rank_locals += [local for turn in turns for local in turn]
-  return tuple(rank_nodes), tuple(rank_locals)
+    for node, count in enumerate(tasks_per_node):
+      if count > first:
+        rank_nodes += [node] * (min(count, first + chunk) - first)
+  return tuple(rank_nodes)
 
 
 def local_indices(rank_nodes, num_nodes):
@@ -542,8 +538,8 @@ def _layout(environ, nodes, counts, counts_source, expand, is_batch):
   """Orders the nodes as Slurm numbers them and places every rank.
 
   Returns:
-    (nodes, counts, (rank_nodes, rank_locals), the heterogeneous component
-    of every node or None, whether tasks are numbered node by node:
+    (nodes, counts, rank_nodes, the heterogeneous component of every node or
+    None, whether tasks are numbered node by node:
     `_node_major_index`), as in `SlurmStep`.
   """
   components = None if is_batch else _het_components(environ, nodes, expand)
@@ -564,8 +560,7 @@ def _layout(environ, nodes, counts, counts_source, expand, is_batch):
                       ' SLURM_DISTRIBUTION=arbitrary needs it.')
   rank_nodes = _hostfile_rank_nodes(hostfile, nodes, counts, counts_source,
                                     expand)
-  return (nodes, counts, (tuple(rank_nodes),
-                          local_indices(rank_nodes, len(nodes))), None, False)
+  return nodes, counts, tuple(rank_nodes), None, False
 
 
 def _parse_variable(name, value, parse, where=''):
@@ -579,8 +574,9 @@ def _parse_variable(name, value, parse, where=''):
 def _check_counts(nodes, counts, source):
   """Raises ValueError naming a node whose count is not in 1..MAX."""
   for node, count in zip(nodes, counts):
-    check_int('%s: tasks of node %r' % (source, node), count, 1,
-              MAX_TASKS_PER_NODE)
+    if not _is_int_in(count, 1, MAX_TASKS_PER_NODE):
+      check_int('%s: tasks of node %r' % (source, node), count, 1,
+                MAX_TASKS_PER_NODE)
 
 
 def counts_from_argument(tasks_per_node, nodes, nodelist_text, nodelist_var):
@@ -637,11 +633,7 @@ def _node_counts(environ, variables, tasks_per_node, expand):
     counts = counts_from_argument(tasks_per_node, nodes, nodelist,
                                   variables.nodelist_var)
     source = 'tasks_per_node=%r' % (tasks_per_node,)
-  # Slurm's counts are ints (the grammar's): a node-by-node check is needed
-  # only for the user's values or a count out of range.
-  if tasks_per_node is not None or counts and not (
-      1 <= min(counts) and max(counts) <= MAX_TASKS_PER_NODE):
-    _check_counts(nodes, counts, source)
+  _check_counts(nodes, counts, source)
   if len(counts) != len(nodes):
     raise ValueError(
         '%s=%r has %d entries but %s=%r has %d nodes; expected one entry per '
@@ -955,8 +947,8 @@ class GpuPlan:
       GPUs round-robin.
     sharers: How many tasks of the node use this task's GPU (1: its own),
       whether the dealing or Slurm's binding (`bound_sharers`) shares it.
-    withheld: Whether Slurm manages this node's GPUs but gave this step none
-      (`SlurmGpus.withheld`; `task_gpus` is then `()`).
+    slurm_gpus: What Slurm says of this node's GPUs (`SlurmGpus`), as the
+      plan took it: the step's, or the node's where no variable names any.
   """
   per_task: int
   node_gpus: Optional[Tuple[str, ...]] = None
@@ -964,7 +956,7 @@ class GpuPlan:
   source: str = ''
   shared: bool = False
   sharers: int = 1
-  withheld: bool = False
+  slurm_gpus: SlurmGpus = SlurmGpus()
 
   def of_local_task(self, local):
     """Returns the GPUs of the node's task of local index `local`, or None."""
@@ -996,7 +988,7 @@ def _bound_gpu_plan(step, gpus_per_node, gpus_per_task):
   node, local = step.place
   sharers = bound_sharers(gpus.bind, step.tasks_per_node[node], local)
   return GpuPlan(per_task, task_gpus=visible[:per_task], source=gpus.source,
-                 sharers=sharers if per_task else 1)
+                 sharers=sharers if per_task else 1, slurm_gpus=gpus)
 
 
 def gres_types(conf_text):
@@ -1073,7 +1065,7 @@ def plan_gpus(step, gpus_per_node, gpus_per_task, unnamed_gpus):
     gpus = unnamed_gpus()
     if gpus.visible is None:
       # No GPU anywhere: CUDA_VISIBLE_DEVICES stays as it is.
-      return GpuPlan(0, source=gpus.source)
+      return GpuPlan(0, source=gpus.source, slurm_gpus=gpus)
   node_gpus, source = _node_gpus(gpus, gpus_per_node)
   node, local = step.place
   busiest = step.busiest_of_component(node)
@@ -1089,16 +1081,16 @@ def plan_gpus(step, gpus_per_node, gpus_per_task, unnamed_gpus):
   if shared:
     per_task = 1
   if gpus.withheld:
-    return GpuPlan(per_task, task_gpus=(), source=source, withheld=True)
+    return GpuPlan(per_task, task_gpus=(), source=source, slurm_gpus=gpus)
   if gpus.visible == ():
     # Slurm's value already hides every GPU.
-    return GpuPlan(per_task, source=source)
+    return GpuPlan(per_task, source=source, slurm_gpus=gpus)
   sharers = 1
   if shared and on_node > len(node_gpus):
     sharers = (on_node // len(node_gpus) +
                (local % len(node_gpus) < on_node % len(node_gpus)))
   return GpuPlan(per_task, node_gpus, deal_gpus(node_gpus, per_task, local),
-                 source, shared, sharers)
+                 source, shared, sharers, gpus)
 
 
 def _parse_ports(text):
@@ -1209,7 +1201,7 @@ def read_step(environ,
   total = sum(counts)
   _check_num_tasks(environ, variables, total, counts_source)
   _check_distinct(nodes, variables, environ)
-  nodes, counts, (rank_nodes, rank_locals), node_components, by_node = (
+  nodes, counts, rank_nodes, node_components, by_node = (
       _layout(environ, nodes, counts, counts_source, expand,
               variables.is_batch))
   procid = slurm_hostlist.parse_int('SLURM_PROCID', environ['SLURM_PROCID'],
@@ -1230,7 +1222,6 @@ def read_step(environ,
       nodes=tuple(nodes),
       tasks_per_node=tuple(counts),
       rank_nodes=rank_nodes,
-      rank_locals=rank_locals,
       task_index=rank,
       gpus=read_gpus(environ),
       node_components=node_components,
@@ -1239,52 +1230,3 @@ def read_step(environ,
       job_step=(job_id(environ), _step_id(environ)))
   _check_against_task(environ, step, variables, procid, by_node)
   return step
-
-
-def block_step(configuration, rank, gpus):
-  """Makes a step from a task configuration, laid out block-wise.
-
-  This is the layout TensorFlow 2.x assumed for every step: ranks fill the
-  hosts in order. `SlurmClusterResolver` uses it when a subclass's
-  `_resolve_*` methods describe another step than Slurm's variables do.
-
-  Args:
-    configuration: Host name -> number of tasks on it, in node order.
-    rank: This task's rank.
-    gpus: What Slurm says of this task's GPUs (`SlurmGpus`).
-
-  Returns:
-    A `SlurmStep`.
-
-  Raises:
-    ValueError: If a count is not an integer in 1..MAX_TASKS_PER_NODE,
-      there are more than MAX_TASKS tasks, or two hosts are the same text.
-    RuntimeError: If `rank` is not one of the step's ranks.
-  """
-  source = 'the task configuration'
-  counts = tuple(configuration.values())
-  _check_counts(configuration, counts, source)
-  if sum(counts) > MAX_TASKS:
-    raise ValueError('%s: %d tasks in all; expected at most %d' %
-                     (source, sum(counts), MAX_TASKS))
-  # The step names hosts by their text, as addresses do: hosts of other types
-  # than str may write the same.
-  nodes = tuple(map(str, configuration))
-  if len(set(nodes)) != len(nodes):
-    raise ValueError(
-        '%s: hosts %s include names that are the same as text: their tasks '
-        'would share addresses' %
-        (source, slurm_hostlist.abbreviate(list(configuration))))
-  if (isinstance(rank, bool) or not isinstance(rank, int) or
-      not 0 <= rank < sum(counts)):
-    raise RuntimeError('Rank %r is not one of the %d tasks of %s' %
-                       (rank, sum(counts), source))
-  rank_nodes, rank_locals = deal_ranks(counts)
-  return SlurmStep(
-      nodes=nodes,
-      tasks_per_node=counts,
-      rank_nodes=rank_nodes,
-      rank_locals=rank_locals,
-      task_index=rank,
-      gpus=gpus,
-      counts_source=source)

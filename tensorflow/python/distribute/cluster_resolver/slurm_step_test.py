@@ -112,22 +112,20 @@ class ReadStepTest(parameterized.TestCase):
 
 
 class DealRanksTest(parameterized.TestCase):
-  """Slurm's deal of ranks to nodes in turns: (node, local index) columns."""
+  """Slurm's deal of ranks to nodes in turns: the node of every rank."""
 
   def testBlockFillsEachNodeInTurn(self):
-    self.assertEqual(((0, 0, 0, 1, 1, 2), (0, 1, 2, 0, 1, 0)),
-                     slurm_step.deal_ranks([3, 2, 1]))
+    self.assertEqual((0, 0, 0, 1, 1, 2), slurm_step.deal_ranks([3, 2, 1]))
 
   def testCyclicDealsOneRankToEachNodeThatStillHasTasks(self):
-    self.assertEqual(((0, 1, 2, 0, 1, 0), (0, 0, 0, 1, 1, 2)),
-                     slurm_step.deal_ranks([3, 2, 1], 1))
+    self.assertEqual((0, 1, 2, 0, 1, 0), slurm_step.deal_ranks([3, 2, 1], 1))
 
   def testPlaneDealsChunksAndShortensTheLastOfANode(self):
-    self.assertEqual(((0, 0, 1, 1, 2, 0, 0, 1), (0, 1, 0, 1, 0, 2, 3, 2)),
+    self.assertEqual((0, 0, 1, 1, 2, 0, 0, 1),
                      slurm_step.deal_ranks([4, 3, 1], 2))
 
   def testNoNodesIsNoRanks(self):
-    self.assertEqual(((), ()), slurm_step.deal_ranks([]))
+    self.assertEqual((), slurm_step.deal_ranks([]))
 
   def testLocalIndicesCountTheRanksBeforeOnTheSameNode(self):
     self.assertEqual((0, 0, 1, 1, 2),
@@ -502,51 +500,19 @@ class PlanWithheldGpusTest(absltest.TestCase):
     withheld = slurm_step.SlurmGpus((), '/etc/slurm/slurm.conf',
                                     withheld=True)
     plan = slurm_step.plan_gpus(self.step(), None, None, lambda: withheld)
-    self.assertEqual(((), True), (plan.task_gpus, plan.withheld))
+    self.assertEqual(((), True), (plan.task_gpus, plan.slurm_gpus.withheld))
 
   def testWithheldJobGpusAreNotCounted(self):
     unnamed = mock.Mock(return_value=slurm_step.SlurmGpus(('0', '1')))
     plan = slurm_step.plan_gpus(self.step(SLURM_JOB_GPUS='0,1'), None, None,
                                 unnamed)
-    self.assertEqual(((), True), (plan.task_gpus, plan.withheld))
+    self.assertEqual(((), True), (plan.task_gpus, plan.slurm_gpus.withheld))
     unnamed.assert_not_called()
 
   def testExplicitZeroGpusPerNodeIsNoneToo(self):
     plan = slurm_step.plan_gpus(self.step(SLURM_JOB_GPUS='0,1'), 0, None,
                                 slurm_step.SlurmGpus)
     self.assertEqual((), plan.task_gpus)
-
-
-class BlockStepTest(absltest.TestCase):
-  """The step of a task configuration, as TensorFlow 2.x laid it out."""
-
-  def testRanksFillTheHostsInOrder(self):
-    step = slurm_step.block_step({'b': 2, 'a': 1}, 2, slurm_step.SlurmGpus())
-    self.assertEqual([('b', 0), ('b', 1), ('a', 0)], _placements(step))
-    self.assertEqual(2, step.task_index)
-
-  def testRankOutsideTheStepIsRuntimeError(self):
-    with self.assertRaisesRegex(RuntimeError, r'Rank 3 is not one of the 3'):
-      slurm_step.block_step({'a': 3}, 3, slurm_step.SlurmGpus())
-
-  def testCountBelowOneIsValueErrorNamingTheHost(self):
-    with self.assertRaisesRegex(ValueError,
-                                r"tasks of node 'a'=0: expected an integer"):
-      slurm_step.block_step({'a': 0, 'b': 1}, 0, slurm_step.SlurmGpus())
-
-  def testHostsThatAreTheSameTextAreValueError(self):
-    with self.assertRaisesRegex(ValueError, r"hosts \[1, '1'\] include names "
-                                r'that are the same as text'):
-      slurm_step.block_step({1: 1, '1': 1}, 0, slurm_step.SlurmGpus())
-
-  def testHostsOfOtherTypesAreNamedByTheirText(self):
-    step = slurm_step.block_step({7: 1, 'b': 1}, 0, slurm_step.SlurmGpus())
-    self.assertEqual(('7', 'b'), step.nodes)
-
-  def testCountAboveTheMaximumIsValueErrorNamingTheHost(self):
-    with self.assertRaisesRegex(
-        ValueError, r"tasks of node 'a'=100000: expected an integer"):
-      slurm_step.block_step({'a': 100000}, 0, slurm_step.SlurmGpus())
 
 
 if __name__ == '__main__':
