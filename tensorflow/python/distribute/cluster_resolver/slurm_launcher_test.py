@@ -17,38 +17,11 @@
 from absl.testing import absltest
 
 from tensorflow.python.distribute.cluster_resolver import slurm_launcher
+from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 
-# sbatch -N3 -n5: the job as every rank sees it.
-_JOB = {
-    'SLURM_JOB_NODELIST': 'n[9-11]',
-    'SLURM_JOB_CPUS_PER_NODE': '3,1(x2)',
-    'SLURM_JOB_NUM_NODES': '3',
-}
-
-
-def _ompi_env(rank, local_rank, local_size, node, size=5, universe=5,
-              version=4, **more):
-  """An Open MPI rank of `mpirun -n SIZE` in the job above."""
-  env = dict(_JOB, SLURMD_NODENAME=node,
-             OMPI_COMM_WORLD_RANK=str(rank), OMPI_COMM_WORLD_SIZE=str(size),
-             OMPI_COMM_WORLD_LOCAL_RANK=str(local_rank),
-             OMPI_COMM_WORLD_LOCAL_SIZE=str(local_size),
-             OMPI_UNIVERSE_SIZE=str(universe))
-  if version == 4:
-    env['OMPI_MCA_orte_hnp_uri'] = '1.0;tcp://10.0.0.1:1'
-  else:
-    env['PRTE_LAUNCHED'] = '1'
-  env.update(more)
-  return env
-
-
-def _hydra_env(rank, local_rank, local_size, size=5, **more):
-  """A rank of `mpiexec.hydra -n SIZE` in the job above (mpiexec on n9)."""
-  env = dict(_JOB, SLURMD_NODENAME='n9', PMI_RANK=str(rank),
-             PMI_SIZE=str(size), MPI_LOCALRANKID=str(local_rank),
-             MPI_LOCALNRANKS=str(local_size), PMI_FD='5')
-  env.update(more)
-  return env
+# Ranks of launches in `sbatch -N3 -n5`.
+_ompi_env = slurm_test_util.ompi_env
+_hydra_env = slurm_test_util.hydra_env
 
 
 class DetectLauncherTest(absltest.TestCase):
