@@ -409,7 +409,7 @@ class ResolverOptionsTest(absltest.TestCase):
                          '%s, %s: %s' % (where, mode, expansions[mode]))
       self.assertIsNone(expansions['builtin_without_scontrol']['error'],
                         where)
-      self.assertIn('scontrol is not installed',
+      self.assertIn('cannot run: scontrol is not on PATH',
                     expansions['check_without_scontrol']['error']['message'],
                     where)
 
@@ -467,7 +467,8 @@ class ResolverOptionsTest(absltest.TestCase):
       # 'check' really ran scontrol: without it on PATH it fails.
       error = expansions['check_without_scontrol']['error']
       self.assertIsNotNone(error, '%s: check succeeded' % where)
-      self.assertIn('scontrol is not installed', error['message'], where)
+      self.assertIn('cannot run: scontrol is not on PATH', error['message'],
+                    where)
       # The explain command with --hostlist-expansion check agrees.
       run = r['explain']['tf_config']
       self.assertEqual(run['status'], 0, '%s: %s' % (where, run))
