@@ -51,6 +51,10 @@ class SlurmClusterResolver(slurm_cluster_resolver.SlurmClusterResolver):
                node_host=None):
     """Creates a new SlurmClusterResolver object.
 
+    The arguments are the core's, in its order, and `hostlist_expansion`
+    between `rpc_layer` and `het_jobs`, where earlier versions of this
+    resolver had it, so that positional calls bind as before.
+
     Args:
       jobs: As the core's.
       port_base: As the core's.
@@ -66,7 +70,7 @@ class SlurmClusterResolver(slurm_cluster_resolver.SlurmClusterResolver):
       node_host: As the core's.
 
     Raises:
-      ValueError: If `hostlist_expansion` is none of these, or as the core.
+      ValueError: If `hostlist_expansion` is none of these; else as the core.
       RuntimeError: As the core.
     """
     self._expand = scontrol.get_expander(hostlist_expansion)
