@@ -44,6 +44,7 @@ from absl.testing import parameterized
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.failure_handling import slurm_termination_config as stc
+from tf_slurm import resolver as companion
 
 _LAUNCHERS = os.path.join(os.path.dirname(__file__), 'fixtures', 'launchers')
 # The bounds of every child; its commands time out after _COMMAND_SECONDS.
@@ -145,11 +146,13 @@ class FaultsTestCase(parameterized.TestCase):
 
     return _in_child(case)
 
-  def resolve(self, environ, **kwargs):
+  def resolve(self, environ,
+              resolver_class=slurm_cluster_resolver.SlurmClusterResolver,
+              **kwargs):
     """The cluster spec and CUDA_VISIBLE_DEVICES of a resolver, or its error."""
 
     def resolve():
-      resolver = slurm_cluster_resolver.SlurmClusterResolver(**kwargs)
+      resolver = resolver_class(**kwargs)
       return (resolver.cluster_spec().as_dict(),
               os.environ.get('CUDA_VISIBLE_DEVICES'))
 
@@ -176,14 +179,14 @@ class CommandFaultsTest(FaultsTestCase):
   def testScontrolExpansionFailureIsRuntimeErrorNamingTheCommand(
       self, body, mode, regex):
     self.stand_in('scontrol', body, mode)
-    outcome = self.resolve(_STEP,
+    outcome = self.resolve(_STEP, companion.SlurmClusterResolver,
                            gpus_per_node=0, hostlist_expansion='scontrol')
     self.assertError(outcome, 'RuntimeError',
                      r"hostlist 'n\[1-2\]': `scontrol -- show hostnames "
                      r"n\[1-2\]` .*" + regex)
 
   def testMissingScontrolIsRuntimeError(self):
-    outcome = self.resolve(_STEP,
+    outcome = self.resolve(_STEP, companion.SlurmClusterResolver,
                            gpus_per_node=0, hostlist_expansion='scontrol')
     self.assertError(outcome, 'RuntimeError', r'scontrol is not on PATH')
 
@@ -288,8 +291,8 @@ class OptionLikeValuesTest(FaultsTestCase):
                 SLURM_STEP_TASKS_PER_NODE='1', SLURM_STEP_NUM_TASKS='1',
                 SLURM_PROCID='0', SLURM_NODEID='0',
                 SLURMD_NODENAME='--version')
-    outcome = self.resolve(step, gpus_per_node=0,
-                           hostlist_expansion='scontrol')
+    outcome = self.resolve(step, companion.SlurmClusterResolver,
+                           gpus_per_node=0, hostlist_expansion='scontrol')
     self.assertEqual(outcome, ('value', ({'worker': ['--version:8888']}, '')))
     self.assertEqual(self.commands(),
                      ['scontrol -- show hostnames --version'])

@@ -240,8 +240,6 @@ _ARGUMENTS = {
                                 _COUNT, max_size=3)),
     'auto_set_gpu': st.sampled_from([True, False, 'no', 0, None]),
     'rpc_layer': st.sampled_from(['grpc', None, '', 5, b'grpc']),
-    'hostlist_expansion': st.sampled_from(['builtin', ['builtin'], None,
-                                           'shell', 5]),
     'het_jobs': st.one_of(st.none(), st.lists(_JOB_NAME, max_size=3),
                           st.sampled_from(['ps', 2])),
 }

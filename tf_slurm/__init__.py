@@ -16,7 +16,8 @@
 
 - `tf_slurm.resolver.SlurmClusterResolver`: the core resolver that also
   places the ranks of Open MPI's `mpirun` and `mpiexec.hydra`
-  (`tf_slurm.launchers`), which the core refuses;
+  (`tf_slurm.launchers`), which the core refuses, and takes
+  `hostlist_expansion` ('builtin', 'scontrol', 'check': `tf_slurm.scontrol`);
 - `python -m tf_slurm.explain`: what the resolver reads and decides for a
   task, or its `TF_CONFIG`.
 

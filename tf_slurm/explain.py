@@ -39,6 +39,7 @@ from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tf_slurm import launchers
+from tf_slurm import scontrol
 
 # --check-hosts: at most this long for all lookups, in this many threads.
 _LOOKUP_SECONDS = 10
@@ -238,7 +239,7 @@ def _explain(environ, args, out):
     The exit status: 0, or 1 if --check-hosts found hosts that do not
     resolve.
   """
-  expand = slurm_hostlist.get_expander(args.hostlist_expansion)
+  expand = scontrol.get_expander(args.hostlist_expansion)
   step = launchers.read_step(environ, args.tasks_per_node, expand)
   resolution = slurm_cluster_resolver.resolve(
       step, args.jobs, args.port_base, args.gpus_per_node, args.gpus_per_task,

@@ -25,7 +25,8 @@ Every task writes DIR/<SLURM_PROCID>.json with, in this order:
 - `explain_in_process`: the same command through its `main()` in this
   process, with `CUDA_VISIBLE_DEVICES` and `GPU_DEVICE_ORDINAL` before and
   after (the command must not change them);
-- `resolved`: `SlurmClusterResolver(hostlist_expansion=MODE)`: cluster, role,
+- `resolved`: the companion's `SlurmClusterResolver(hostlist_expansion=MODE)`
+  (`tf_slurm.resolver`, which the overlay publishes): cluster, role,
   master, GPUs, and `CUDA_VISIBLE_DEVICES` after;
 - `expansions`: the cluster with hostlist_expansion 'builtin', 'scontrol' and
   'check' (auto_set_gpu=False), and what 'check' and 'builtin' do without
@@ -86,6 +87,8 @@ def main(argv):
     # pylint: disable=g-import-not-at-top
     from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver as scr
     from tf_slurm import explain as slurm_explain
+    # The companion's resolver: the core's, with hostlist_expansion.
+    from tf_slurm.resolver import SlurmClusterResolver
     report['module_file'] = scr.__file__
 
     # The explain command in this process: prints, changes no variable.
@@ -99,7 +102,7 @@ def main(argv):
         'env_before': before, 'env_after': _gpu_env()}
 
     started = time.monotonic()
-    resolver = scr.SlurmClusterResolver(
+    resolver = SlurmClusterResolver(
         hostlist_expansion=args.hostlist_expansion)
     report['resolved'] = {
         'seconds': time.monotonic() - started,
@@ -116,7 +119,7 @@ def main(argv):
     for mode in ('builtin', 'scontrol', 'check'):
       started = time.monotonic()
       try:
-        expansions[mode] = {'cluster': scr.SlurmClusterResolver(
+        expansions[mode] = {'cluster': SlurmClusterResolver(
             auto_set_gpu=False,
             hostlist_expansion=mode).cluster_spec().as_dict()}
       except Exception as e:  # pylint: disable=broad-except
@@ -130,7 +133,7 @@ def main(argv):
       for name, mode in (('check_without_scontrol', 'check'),
                          ('builtin_without_scontrol', 'builtin')):
         try:
-          scr.SlurmClusterResolver(auto_set_gpu=False, hostlist_expansion=mode)
+          SlurmClusterResolver(auto_set_gpu=False, hostlist_expansion=mode)
           expansions[name] = {'error': None}
         except Exception as e:  # pylint: disable=broad-except
           expansions[name] = {'error': _error(e)}
@@ -139,7 +142,7 @@ def main(argv):
     report['expansions'] = expansions
 
     try:
-      reserved = scr.SlurmClusterResolver(auto_set_gpu=False,
+      reserved = SlurmClusterResolver(auto_set_gpu=False,
                                           port_base='reserved')
       report['reserved'] = {'cluster': reserved.cluster_spec().as_dict()}
     except Exception as e:  # pylint: disable=broad-except

@@ -189,8 +189,10 @@ def main(argv):
         num_accelerators=resolver.num_accelerators(),
         cvd_after=env.get('CUDA_VISIBLE_DEVICES'),
         allow_growth_after=env.get('TF_FORCE_GPU_ALLOW_GROWTH'))
-    # The same step with the node lists expanded by Slurm's own scontrol.
-    report['cluster_scontrol'] = slurm_cluster_resolver.SlurmClusterResolver(
+    # The same step with the node lists expanded by Slurm's own scontrol
+    # (the companion's hostlist_expansion).
+    from tf_slurm import resolver as companion
+    report['cluster_scontrol'] = companion.SlurmClusterResolver(
         auto_set_gpu=False,
         hostlist_expansion='scontrol').cluster_spec().as_dict()
   except Exception:  # pylint: disable=broad-except

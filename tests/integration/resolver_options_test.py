@@ -34,7 +34,7 @@ cross-check, each in real srun steps of the Slurm lab (tools/slurm_lab).
   every rank on the node Slurm ran it on, and it leaves
   CUDA_VISIBLE_DEVICES alone. In the same step (`--resv-ports=0`)
   port_base='reserved' fails in every task with the clear error.
-- hostlist_expansion='check' in a step over the whole mixed partition
+- The companion's hostlist_expansion='check' in a step over the mixed partition
   (`c[09-11],gpu1-ib,gpu2-ib,rack1-node01`): resolves, and the 'builtin',
   'scontrol' and 'check' expansions agree.
 
@@ -454,7 +454,8 @@ class ResolverOptionsTest(absltest.TestCase):
       self.assertEqual(r['step_nodelist'],
                        'c[09-11],gpu1-ib,gpu2-ib,rack1-node01', where)
       self.assertEqual(r['nodename'], nodes[procid], where)
-      # SlurmClusterResolver(hostlist_expansion='check') resolves.
+      # The companion's SlurmClusterResolver(hostlist_expansion='check')
+      # resolves.
       resolved = r['resolved']
       self.assertEqual(resolved['cluster'], cluster, where)
       self.assertEqual((resolved['task_type'], resolved['task_id']),

@@ -191,10 +191,6 @@ class BadInputTest(slurm_resolver_test_util.ResolverTestCase):
        r'tasks_per_node=True'),
       ('_tasks_per_node_zero', {'tasks_per_node': 0}, ValueError,
        r'tasks_per_node=0'),
-      ('_hostlist_expansion_unknown', {'hostlist_expansion': 'shell'},
-       ValueError, r"hostlist_expansion='shell'"),
-      ('_hostlist_expansion_empty', {'hostlist_expansion': ''}, ValueError,
-       r"hostlist_expansion=''"),
       ('_gpus_per_node_above_maximum', {'gpus_per_node': 10**12}, ValueError,
        r'gpus_per_node=1000000000000: expected None or an integer in '
        r'0..1024'),

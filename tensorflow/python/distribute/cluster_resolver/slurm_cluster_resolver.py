@@ -498,7 +498,6 @@ class SlurmClusterResolver(ClusterResolver):
                tasks_per_node=None,
                auto_set_gpu=True,
                rpc_layer='grpc',
-               hostlist_expansion='builtin',
                het_jobs=None,
                node_host=None):
     """Creates a new SlurmClusterResolver object.
@@ -545,9 +544,6 @@ class SlurmClusterResolver(ClusterResolver):
         script); a value that contradicts it is an error.
       auto_set_gpu: Set `CUDA_VISIBLE_DEVICES` to this task's GPUs.
       rpc_layer: The protocol TensorFlow uses to communicate between nodes.
-      hostlist_expansion: 'builtin' to expand node lists in Python,
-        'scontrol' to run `scontrol show hostnames` as TF r1.15 did, or
-        'check' to do both and raise if they differ.
       het_jobs: In a heterogeneous step (`srun A : B`), the job of each
         component, e.g. ['ps', 'worker']: component 0's tasks are then ps:0..
         and component 1's worker:0... The components are those the step
@@ -565,7 +561,6 @@ class SlurmClusterResolver(ClusterResolver):
         inconsistent.
       ValueError: If an argument or a Slurm variable is malformed.
     """
-    self._expand = slurm_hostlist.get_expander(hostlist_expansion)
     if tasks_per_node is not None and not isinstance(tasks_per_node, Mapping):
       slurm_step.check_int('tasks_per_node', tasks_per_node, 1,
                            slurm_step.MAX_TASKS_PER_NODE, optional=True)
@@ -598,7 +593,7 @@ class SlurmClusterResolver(ClusterResolver):
     Returns:
       A `slurm_step.SlurmStep`.
     """
-    return slurm_step.read_step(environ, tasks_per_node, self._expand)
+    return slurm_step.read_step(environ, tasks_per_node)
 
   def _resolve_own_rank(self):
     """Returns the rank of the current task in range [0, num_tasks)."""

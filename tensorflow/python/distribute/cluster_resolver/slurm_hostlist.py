@@ -19,10 +19,9 @@ in the order `scontrol show hostnames` prints them, and
 `expand_tasks_per_node` turns `4(x2),1` into counts, and `parse_int` reads
 one number. All are pure functions that refuse malformed or oversized input
 before allocating anything large.
-`get_expander` also offers Slurm's own `scontrol show hostnames`, alone or as
-a cross-check. The resolver's other layers run commands (`run_command`) and
-read files (`read_regular_file`) only through this module, within bounds of
-time and size.
+The resolver's other layers run commands (`run_command`: nvidia-smi,
+scontrol) and read files (`read_regular_file`) only through this module,
+within bounds of time and size.
 """
 
 import itertools
@@ -431,87 +430,3 @@ def run_command(command, missing_ok=False):
                        (shown, status, printed.strip()[-300:]))
   return tuple(_decoded(shown, name, data)
                for name, data in zip(('stdout', 'stderr'), output))
-
-
-def expand_hostlist_with_scontrol(hostlist):
-  """Expands a hostlist with `scontrol show hostnames`, as TF r1.15 did.
-
-  Raises:
-    ValueError: If scontrol says the hostlist is invalid.
-    RuntimeError: If scontrol cannot tell (`run_command`), or no slurm.conf
-      tells it where Slurm is.
-  """
-  if slurm_conf_path(os.environ) is None:
-    raise RuntimeError(
-        'Cannot expand hostlist %r with scontrol: SLURM_CONF is not set and '
-        'there is no slurm.conf in %s, so scontrol would look for a Slurm '
-        'controller in DNS (Slurm sets SLURM_CONF in every task; outside a '
-        "task set it, or use hostlist_expansion='builtin')" %
-        (hostlist, ', '.join(_SLURM_CONF_PATHS)))
-  # After `--` no argument is an option (scontrol permutes them), so that a
-  # hostlist such as `--version` is a hostlist.
-  try:
-    stdout, stderr = run_command(
-        ['scontrol', '--', 'show', 'hostnames', hostlist])
-  except RuntimeError as e:
-    raise RuntimeError('Cannot expand hostlist %r: %s' %
-                       (hostlist, e)) from None
-  if 'invalid hostlist' in stderr.lower():
-    # scontrol 22.05 reports a bad expression this way with exit status 0.
-    raise ValueError('Invalid hostlist %r: scontrol says %s' %
-                     (hostlist, stderr.strip()))
-  return stdout.split()
-
-
-def _expansion(expand, hostlist):
-  """The names `expand` gives for `hostlist`, or the ValueError it raises."""
-  try:
-    return expand(hostlist)
-  except ValueError as e:
-    return e
-
-
-def _show(expansion):
-  if isinstance(expansion, ValueError):
-    return 'an error (%s)' % expansion
-  return abbreviate(expansion)
-
-
-def expand_hostlist_checked(hostlist):
-  """Expands with both `expand_hostlist` and scontrol; raises if they differ.
-
-  A cheap canary for sites whose Slurm grammar moves ahead of this module.
-  """
-  builtin = _expansion(expand_hostlist, hostlist)
-  slurm = _expansion(expand_hostlist_with_scontrol, hostlist)
-  if isinstance(builtin, list) and builtin == slurm:
-    return builtin
-  if isinstance(builtin, ValueError) and isinstance(slurm, ValueError):
-    raise builtin
-  raise RuntimeError(
-      'Hostlist %r: the built-in expansion gives %s but `scontrol show '
-      'hostnames` gives %s' % (hostlist, _show(builtin), _show(slurm)))
-
-
-_EXPANDERS = {
-    'builtin': expand_hostlist,
-    'scontrol': expand_hostlist_with_scontrol,
-    'check': expand_hostlist_checked,
-}
-
-
-def get_expander(name):
-  """Returns the hostlist expander called `name`.
-
-  Args:
-    name: 'builtin' (`expand_hostlist`), 'scontrol' (`scontrol show
-      hostnames`, as TensorFlow r1.15 did) or 'check' (both; they must
-      agree).
-
-  Raises:
-    ValueError: If `name` is not one of these.
-  """
-  if not isinstance(name, str) or name not in _EXPANDERS:
-    raise ValueError('hostlist_expansion=%r: expected one of %s' %
-                     (name, sorted(_EXPANDERS)))
-  return _EXPANDERS[name]

@@ -272,57 +272,6 @@ class AbbreviateTest(absltest.TestCase):
                      slurm_hostlist.abbreviate(list(range(10)), most=3))
 
 
-class ExpanderTest(parameterized.TestCase):
-  """The choice of expander, and the built-in one checked by scontrol."""
-
-  @parameterized.named_parameters(
-      ('_builtin', 'builtin', expand_hostlist),
-      ('_scontrol', 'scontrol', slurm_hostlist.expand_hostlist_with_scontrol),
-      ('_check', 'check', slurm_hostlist.expand_hostlist_checked),
-  )
-  def testGetExpanderReturnsTheNamedExpander(self, name, expander):
-    self.assertIs(expander, slurm_hostlist.get_expander(name))
-
-  def testUnknownExpanderIsValueErrorListingTheChoices(self):
-    with self.assertRaisesRegex(
-        ValueError, r"hostlist_expansion='slurm': expected one of "
-        r"\['builtin', 'check', 'scontrol'\]"):
-      slurm_hostlist.get_expander('slurm')
-
-  def use_scontrol(self, result):
-    """Makes `expand_hostlist_with_scontrol` return or raise `result`."""
-    self.enter_context(mock.patch.object(
-        slurm_hostlist, 'expand_hostlist_with_scontrol',
-        side_effect=result if isinstance(result, Exception) else None,
-        return_value=result))
-
-  def testCheckedExpanderGivesTheNamesBothAgreeOn(self):
-    self.use_scontrol(['n1', 'n2'])
-    self.assertEqual(['n1', 'n2'], slurm_hostlist.expand_hostlist_checked(
-        'n[1-2]'))
-
-  def testCheckedExpanderShowsBothWhenTheyDiffer(self):
-    self.use_scontrol(['n%d' % i for i in range(1, 11)])
-    with self.assertRaisesRegex(
-        RuntimeError, r"Hostlist 'n\[1-9\]': the built-in expansion gives "
-        r"\['n1', .*, 'n8'\]\.\.\. \(9 in all\) but `scontrol show hostnames` "
-        r"gives \['n1', .*, 'n8'\]\.\.\. \(10 in all\)"):
-      slurm_hostlist.expand_hostlist_checked('n[1-9]')
-
-  def testCheckedExpanderShowsTheErrorOfOne(self):
-    self.use_scontrol(['n1', 'n2'])
-    with self.assertRaisesRegex(
-        RuntimeError, r"gives an error \(Invalid hostlist 'n\[1-2\]x\]'.*\) "
-        r"but `scontrol show hostnames` gives \['n1', 'n2'\]"):
-      slurm_hostlist.expand_hostlist_checked('n[1-2]x]')
-
-  def testCheckedExpanderRaisesTheBuiltinErrorWhenBothRefuse(self):
-    self.use_scontrol(ValueError('scontrol says no'))
-    with self.assertRaisesRegex(ValueError, re.escape("Invalid hostlist 'n['")):
-      slurm_hostlist.expand_hostlist_checked('n[')
-
-
-
 class RunCommandTest(parameterized.TestCase):
   """run_command: bounded in time and output; every failure a RuntimeError."""
 

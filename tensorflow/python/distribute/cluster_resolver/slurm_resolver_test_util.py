@@ -29,7 +29,13 @@ class ResolverTestCase(parameterized.TestCase):
 
   Each test sets the whole environment it resolves in (`use_env`), so the
   Slurm and GPU variables of the shell that runs the tests play no part.
+
+  Attributes:
+    resolver_class: The class the helpers construct; a subclass of the core's
+      (a companion's) is tested by setting it.
   """
+
+  resolver_class = slurm_cluster_resolver.SlurmClusterResolver
 
   def setUp(self):
     super().setUp()
@@ -66,7 +72,7 @@ class ResolverTestCase(parameterized.TestCase):
     """Asserts the resolver raises and leaves os.environ exactly as it was."""
     before = dict(os.environ)
     with self.assertRaisesRegex(error, regex):
-      slurm_cluster_resolver.SlurmClusterResolver(*args, **kwargs)
+      self.resolver_class(*args, **kwargs)
     self.assertEqual(before, dict(os.environ))
 
   def assertWorkers(self, addresses, resolver):
@@ -90,7 +96,7 @@ class ResolverTestCase(parameterized.TestCase):
     for rank, env in enumerate(envs):
       with self.subTest(rank=rank):
         self.use_env(env)
-        resolver = slurm_cluster_resolver.SlurmClusterResolver(**kwargs)
+        resolver = self.resolver_class(**kwargs)
         if spec is not None:
           self.assertEqual(spec, resolver.cluster_spec().as_dict())
           job, index = tasks[rank]

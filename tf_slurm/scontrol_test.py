@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""SlurmClusterResolver's hostlist_expansion: builtin, scontrol or check."""
+"""The companion's hostlist_expansion: builtin, scontrol or check."""
 
 import os
 import re
@@ -24,10 +24,17 @@ from absl.testing import parameterized
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
-from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
+from tf_slurm import scontrol
+from tf_slurm.resolver import SlurmClusterResolver
 
 
-class ScontrolTest(slurm_resolver_test_util.ResolverTestCase):
+class ScontrolTestCase(slurm_resolver_test_util.ResolverTestCase):
+  """Tests of the companion's resolver, without scontrol or nvidia-smi."""
+
+  resolver_class = SlurmClusterResolver
+
+
+class ScontrolTest(ScontrolTestCase):
   """hostlist_expansion='scontrol': `scontrol show hostnames`, as r1.15."""
 
   def setUp(self):
@@ -44,7 +51,7 @@ class ScontrolTest(slurm_resolver_test_util.ResolverTestCase):
     # Outside a task, scontrol without a configuration would look for a
     # controller in DNS.
     del os.environ['SLURM_CONF']
-    with mock.patch.object(slurm_hostlist.os.path, 'exists',
+    with mock.patch.object(os.path, 'exists',
                            return_value=False):
       self.assertResolverFails(RuntimeError, r'SLURM_CONF is not set',
                                gpus_per_node=0, hostlist_expansion='scontrol')
@@ -59,6 +66,16 @@ class ScontrolTest(slurm_resolver_test_util.ResolverTestCase):
       resolver = SlurmClusterResolver(gpus_per_node=0,
                                       hostlist_expansion='scontrol')
     self.assertWorkers(['n1:8888', 'n2:8888'], resolver)
+
+  def testExpansionIsTheEighthPositionalArgumentAsBefore(self):
+    # jobs, port_base, gpus_per_node, gpus_per_task, tasks_per_node,
+    # auto_set_gpu, rpc_layer, hostlist_expansion, het_jobs, node_host.
+    self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
+    resolver = SlurmClusterResolver(None, 8888, 0, None, None, True, 'grpc',
+                                    'scontrol', None, '{node}-ib')
+    self.assertWorkers(['n1-ib:8888', 'n2-ib:8888'], resolver)
+    self.run.assert_called_once_with(
+        ['scontrol', '--', 'show', 'hostnames', 'n[1-2]'])
 
   def testScontrolIsRunWithTheHostlistAfterTheEndOfOptions(self):
     self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
@@ -86,7 +103,7 @@ class ScontrolTest(slurm_resolver_test_util.ResolverTestCase):
                              hostlist_expansion='scontrol')
 
 
-class HostlistCheckTest(slurm_resolver_test_util.ResolverTestCase):
+class HostlistCheckTest(ScontrolTestCase):
   """hostlist_expansion='check': the built-in expansion, checked by scontrol."""
 
   def use_step(self, nodelist='n[1-2]', rank_hosts='n1 n2'):
@@ -167,12 +184,63 @@ class HostlistCheckTest(slurm_resolver_test_util.ResolverTestCase):
 
   @parameterized.named_parameters(('_unknown', 'shell'), ('_empty', ''),
                                   ('_capitalized', 'Check'),
-                                  ('_list', ['builtin']), ('_none', None))
+                                  ('_list', ['builtin']), ('_none', None),
+                                  ('_int', 5))
   def testUnknownExpansionIsValueErrorNamingTheArgument(self, value):
     self.use_step()
     self.assertResolverFails(
         ValueError, r'hostlist_expansion=%s: expected one of' %
         re.escape(repr(value)), hostlist_expansion=value)
+
+
+class ExpanderTest(parameterized.TestCase):
+  """The choice of expander, and the built-in one checked by scontrol."""
+
+  @parameterized.named_parameters(
+      ('_builtin', 'builtin', slurm_hostlist.expand_hostlist),
+      ('_scontrol', 'scontrol', scontrol.expand_hostlist_with_scontrol),
+      ('_check', 'check', scontrol.expand_hostlist_checked),
+  )
+  def testGetExpanderReturnsTheNamedExpander(self, name, expander):
+    self.assertIs(expander, scontrol.get_expander(name))
+
+  def testUnknownExpanderIsValueErrorListingTheChoices(self):
+    with self.assertRaisesRegex(
+        ValueError, r"hostlist_expansion='slurm': expected one of "
+        r"\['builtin', 'check', 'scontrol'\]"):
+      scontrol.get_expander('slurm')
+
+  def use_scontrol(self, result):
+    """Makes `expand_hostlist_with_scontrol` return or raise `result`."""
+    self.enter_context(mock.patch.object(
+        scontrol, 'expand_hostlist_with_scontrol',
+        side_effect=result if isinstance(result, Exception) else None,
+        return_value=result))
+
+  def testCheckedExpanderGivesTheNamesBothAgreeOn(self):
+    self.use_scontrol(['n1', 'n2'])
+    self.assertEqual(['n1', 'n2'], scontrol.expand_hostlist_checked(
+        'n[1-2]'))
+
+  def testCheckedExpanderShowsBothWhenTheyDiffer(self):
+    self.use_scontrol(['n%d' % i for i in range(1, 11)])
+    with self.assertRaisesRegex(
+        RuntimeError, r"Hostlist 'n\[1-9\]': the built-in expansion gives "
+        r"\['n1', .*, 'n8'\]\.\.\. \(9 in all\) but `scontrol show hostnames` "
+        r"gives \['n1', .*, 'n8'\]\.\.\. \(10 in all\)"):
+      scontrol.expand_hostlist_checked('n[1-9]')
+
+  def testCheckedExpanderShowsTheErrorOfOne(self):
+    self.use_scontrol(['n1', 'n2'])
+    with self.assertRaisesRegex(
+        RuntimeError, r"gives an error \(Invalid hostlist 'n\[1-2\]x\]'.*\) "
+        r"but `scontrol show hostnames` gives \['n1', 'n2'\]"):
+      scontrol.expand_hostlist_checked('n[1-2]x]')
+
+  def testCheckedExpanderRaisesTheBuiltinErrorWhenBothRefuse(self):
+    self.use_scontrol(ValueError('scontrol says no'))
+    with self.assertRaisesRegex(ValueError, re.escape("Invalid hostlist 'n['")):
+      scontrol.expand_hostlist_checked('n[')
 
 
 if __name__ == '__main__':
