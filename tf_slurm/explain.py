@@ -37,6 +37,7 @@ import time
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tf_slurm import launchers
 from tf_slurm import scontrol
@@ -44,6 +45,9 @@ from tf_slurm import scontrol
 # --check-hosts: at most this long for all lookups, in this many threads.
 _LOOKUP_SECONDS = 10
 _LOOKUP_THREADS = 8
+# Read only for the ranks of mpirun or mpiexec.hydra: the core names the
+# job's node count in its refusal, the companion places ranks by slots.
+_MPI_ONLY = ('SLURM_JOB_NUM_NODES',) + launchers.VARIABLES
 
 
 def _parse_jobs(text):
@@ -134,9 +138,11 @@ def _format_gpus(gpus):
 def _write_summary(environ, step, resolution, out):
   """Writes the variables read, the nodes, the jobs and the GPUs."""
   out.write('Variables read:\n')
-  for name in sorted(n for n in environ if slurm_step.is_read(n) or
-                     n in launchers.VARIABLES):
-    out.write('  %s=%s\n' % (name, environ[name]))
+  mpi = step.launcher in slurm_launcher.MPI_LAUNCHERS
+  for name in sorted(environ):
+    if (slurm_step.is_read(name) and (mpi or name not in _MPI_ONLY)
+        or mpi and name in launchers.VARIABLES):
+      out.write('  %s=%s\n' % (name, environ[name]))
   out.write('Launcher: %s\n' % (step.launcher or 'srun'))
   out.write('Nodes, as Slurm numbers them: %s\n' % ' '.join(step.nodes))
   out.write('Tasks per node: %s (%s)\n' % (

@@ -71,6 +71,24 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertNotIn('HOME=', out)
     self.assertNotIn('SLURM_NNODES=', out)
 
+  def testListsNoVariableOnlyMpiLaunchesReadForAnSrunTask(self):
+    env = slurm_test_util.cyclic_env(
+        1, **dict(slurm_test_util.MPI_JOB, SLURM_JOB_NODELIST='n[1-2]'))
+    status, out, _ = self.explain([], env)
+    self.assertEqual(0, status)
+    self.assertIn('\n  SLURM_JOB_NODELIST=n[1-2]\n', out)
+    self.assertNotIn('SLURM_JOB_CPUS_PER_NODE=', out)
+    self.assertNotIn('SLURM_JOB_NUM_NODES=', out)
+
+  def testListsTheSlotsAndRanksItPlacesForAnMpirunRank(self):
+    env = slurm_test_util.ompi_env(3, 0, 1, 'n10')
+    status, out, _ = self.explain([], env)
+    self.assertEqual(0, status)
+    for variable in ('SLURM_JOB_CPUS_PER_NODE=3,1(x2)',
+                     'SLURM_JOB_NUM_NODES=3', 'OMPI_COMM_WORLD_RANK=3',
+                     'OMPI_COMM_WORLD_LOCAL_RANK=0', 'OMPI_UNIVERSE_SIZE=5'):
+      self.assertIn('\n  %s\n' % variable, out)
+
   def testShowsTheNodesAndThisTasksRow(self):
     status, out, _ = self.explain([], slurm_test_util.cyclic_env(1))
     self.assertEqual(0, status)
