@@ -72,11 +72,11 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertNotIn('SLURM_NNODES=', out)
 
   def testListsNoVariableOnlyMpiLaunchesReadForAnSrunTask(self):
-    env = slurm_test_util.cyclic_env(
-        1, **dict(slurm_test_util.MPI_JOB, SLURM_JOB_NODELIST='n[1-2]'))
+    env = slurm_test_util.cyclic_env(1, SLURM_JOB_CPUS_PER_NODE='4,1',
+                                     SLURM_JOB_NUM_NODES='2')
     status, out, _ = self.explain([], env)
     self.assertEqual(0, status)
-    self.assertIn('\n  SLURM_JOB_NODELIST=n[1-2]\n', out)
+    self.assertIn('\n  SLURM_PROCID=1\n', out)
     self.assertNotIn('SLURM_JOB_CPUS_PER_NODE=', out)
     self.assertNotIn('SLURM_JOB_NUM_NODES=', out)
 
