@@ -131,9 +131,11 @@ tests_on() {
   echo "${it}/lab_versions_test.py tests/hostlist_scontrol_test.py"
   case "$1" in
     # Tasks spread evenly, GPUs numbered by device file, MPI launchers over
-    # that allocation, --gres=none keeps the job's GPUs.
+    # that allocation, --gres=none keeps the job's GPUs, GPUs held but not
+    # bound without --gpu-bind=none, heterogeneous allocations.
     20.11) echo "${it}/slurm_layouts_test.py ${it}/launcher_placement_test.py" \
-             "${it}/withheld_gpus_test.py" ;;
+             "${it}/withheld_gpus_test.py ${it}/gpu_sharing_test.py" \
+             "${it}/het_component_steps_test.py" ;;
     # Topology files that never reorder a step; SwitchAsNodeRank.
     24.11) echo "${it}/topology_order_test.py" ;;
     # The newest: topology order, gres/gpu binding variables, the batch

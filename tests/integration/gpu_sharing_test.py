@@ -25,7 +25,9 @@ four GPUs, and no device cgroups):
 - `--gpus-per-node=2 --gpu-bind=none`: 22.05 sets neither
   CUDA_VISIBLE_DEVICES nor SLURM_STEP_GPUS, only SLURMD_TRES_BIND=gpu:none
   and SLURM_GPUS_ON_NODE=2; 24.11 on sets both lists (0,1). Either way the
-  node's two tasks get a GPU each.
+  node's two tasks get a GPU each. 20.11 has no `--gpu-bind=none` and binds
+  no GPU to a task unless told to: there `--gpus-per-node=2` alone gives
+  every task both, and the node's two tasks get a GPU each as well.
 
 Needs root; run with pytest (the lab is a session fixture in conftest.py).
 """
@@ -78,11 +80,14 @@ class GpuSharingTest(absltest.TestCase):
         ]))
 
   def test_gpus_a_step_holds_but_does_not_bind_are_dealt(self):
+    # 20.11 has no --gpu-bind=none ("Invalid --gpu-bind argument"): it binds
+    # no GPU to a task unless told to.
+    bind = [] if self.lab.series == '20.11' else ['--gpu-bind=none']
     self.assertEqual(
         [('0', 1, None), ('1', 1, None)],
-        self.gpus_of_every_task('gpu-bind-none', [
-            '--ntasks-per-node=2', '--gpus-per-node=2', '--gpu-bind=none'
-        ]))
+        self.gpus_of_every_task(
+            'gpu-bind-none',
+            ['--ntasks-per-node=2', '--gpus-per-node=2'] + bind))
 
 
 if __name__ == '__main__':
