@@ -48,6 +48,10 @@ _LOOKUP_THREADS = 8
 # Read only for the ranks of mpirun or mpiexec.hydra: the core names the
 # job's node count in its refusal, the companion places ranks by slots.
 _MPI_ONLY = ('SLURM_JOB_NUM_NODES',) + launchers.VARIABLES
+# The variables the core reads (`<n>`: a heterogeneous component's number).
+_READ_RE = re.compile('|'.join(
+    re.escape(name).replace('<n>', '[0-9]+')
+    for name in slurm_step.VARIABLES))
 
 
 def _parse_jobs(text):
@@ -126,9 +130,10 @@ def _task_gpus(step, resolution, task):
   if task == step.task_index:
     return resolution.gpus.task_gpus
   node, local = step.place_of(task)
-  if node != step.place[0]:
+  gpus = resolution.gpus
+  if node != step.place[0] or gpus.node_gpus is None:
     return None
-  return resolution.gpus.of_local_task(local)
+  return slurm_step.deal_gpus(gpus.node_gpus, gpus.per_task, local)
 
 
 def _format_gpus(gpus):
@@ -140,7 +145,7 @@ def _write_summary(environ, step, resolution, out):
   out.write('Variables read:\n')
   mpi = step.launcher in slurm_launcher.MPI_LAUNCHERS
   for name in sorted(environ):
-    if (slurm_step.is_read(name) and (mpi or name not in _MPI_ONLY)
+    if (_READ_RE.fullmatch(name) and (mpi or name not in _MPI_ONLY)
         or mpi and name in launchers.VARIABLES):
       out.write('  %s=%s\n' % (name, environ[name]))
   out.write('Launcher: %s\n' % (step.launcher or 'srun'))

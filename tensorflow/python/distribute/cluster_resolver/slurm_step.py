@@ -48,8 +48,6 @@ _SRUN_VARIABLES = (
     'SLURM_JOB_GPUS', 'SLURM_GPUS_ON_NODE', 'SLURM_GPUS', 'SLURMD_TRES_BIND',
     'SLURM_STEP_RESV_PORTS', 'SLURM_JOB_ID', 'SLURM_STEP_ID')
 VARIABLES = _SRUN_VARIABLES + slurm_launcher.VARIABLES
-_VARIABLE_RE = re.compile('|'.join(
-    re.escape(name).replace('<n>', '[0-9]+') for name in VARIABLES))
 
 _NO_GPUS = ('', 'NoDevFiles')
 # Upper bounds on what a step may hold; larger values are refused before
@@ -80,11 +78,6 @@ _BIND_ITEM_RE = re.compile(r'(0[xX])?([0-9a-fA-F]{1,256})(?:\*([0-9]{1,5}))?')
 # GPU bindings that give each task its own GPUs (`--gpus-per-task`,
 # `--gpu-bind=single:N|map_gpu:..|mask_gpu:..`, `--ntasks-per-gpu`).
 _PER_TASK_BINDINGS = ('per_task', 'single', 'map_gpu', 'mask_gpu')
-
-
-def is_read(name):
-  """Whether `read_step` reads the environment variable `name`."""
-  return _VARIABLE_RE.fullmatch(name) is not None
 
 
 def _is_int_in(value, minimum, maximum):
@@ -957,12 +950,6 @@ class GpuPlan:
   shared: bool = False
   sharers: int = 1
   slurm_gpus: SlurmGpus = SlurmGpus()
-
-  def of_local_task(self, local):
-    """Returns the GPUs of the node's task of local index `local`, or None."""
-    if self.node_gpus is None:
-      return None
-    return deal_gpus(self.node_gpus, self.per_task, local)
 
 
 def _bound_gpu_plan(step, gpus_per_node, gpus_per_task):
