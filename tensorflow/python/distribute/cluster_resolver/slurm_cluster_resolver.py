@@ -32,6 +32,8 @@ from tensorflow.python.util.tf_export import tf_export
 expand_hostlist = slurm_hostlist.expand_hostlist
 expand_tasks_per_node = slurm_hostlist.expand_tasks_per_node
 
+# nvidia-smi's exit status when it finds no GPU ("No devices were found").
+_NVIDIA_SMI_FOUND_NOTHING = 6
 _JOB_NAME_RE = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
 # A host of an address: a DNS name or IPv4 address, or an IPv6 address in
 # brackets.
@@ -421,16 +423,15 @@ def _count_nvidia_gpus():
   """Counts this node's GPUs with `nvidia-smi --list-gpus`; 0 without it.
 
   Raises:
-    RuntimeError: If nvidia-smi fails (`slurm_hostlist.run_command`), other
-      than for finding no GPU, or lists more than
+    RuntimeError: If nvidia-smi fails (`slurm_hostlist.run_command`) with
+      another exit status than for finding no GPU, or lists more than
       `slurm_step.MAX_GPUS_PER_NODE`.
   """
   command = ['nvidia-smi', '--list-gpus']
   try:
-    printed = slurm_hostlist.run_command(command, missing_ok=True)
+    printed = slurm_hostlist.run_command(
+        command, missing_ok=True, statuses=(0, _NVIDIA_SMI_FOUND_NOTHING))
   except RuntimeError as e:
-    if 'no devices were found' in str(e).lower():
-      return 0
     raise RuntimeError('Could not count the GPUs: %s; pass gpus_per_node to '
                        'skip it' % e) from None
   if printed is None:  # No nvidia-smi.

@@ -260,6 +260,13 @@ class GpuCountTest(slurm_resolver_test_util.ResolverTestCase):
     self.use_env(step_env('n1', '2', 'n1 n1', 1))
     self.assertResolverFails(RuntimeError, r'nvidia-smi.*status 9')
 
+  def testNvidiaSmiFailingWithAnyOtherStatusIsRuntimeError(self):
+    self.set_run_result(
+        slurm_test_util.completed(returncode=9,
+                                  stdout='No devices were found\n'))
+    self.use_env(step_env('n1', '2', 'n1 n1', 1))
+    self.assertResolverFails(RuntimeError, r'nvidia-smi.*status 9')
+
   def testGpusPerNodeIsDealtWithoutRunningNvidiaSmi(self):
     self.assertEveryTask(step_envs('n1', '2', 'n1 n1'), gpus=['0', '1'],
                          gpus_per_node=2)

@@ -376,7 +376,7 @@ def _decoded(shown, name, data):
                        (shown, name, e.start)) from None
 
 
-def run_command(command, missing_ok=False):
+def run_command(command, missing_ok=False, statuses=(0,)):
   """Runs `command` (no shell); returns what it printed.
 
   It runs for at most SUBPROCESS_TIMEOUT_SECS (then it is killed) and may
@@ -385,6 +385,7 @@ def run_command(command, missing_ok=False):
   Args:
     command: The program and its arguments, a list of strings.
     missing_ok: Return None, not raise, if the program is not on PATH.
+    statuses: The exit statuses that are not a failure.
 
   Returns:
     (stdout, stderr) as text, or None (`missing_ok`).
@@ -392,9 +393,9 @@ def run_command(command, missing_ok=False):
   Raises:
     RuntimeError: Naming the command and what happened, if it cannot be run
       (not on PATH, not executable, not a program of this machine), does not
-      finish in time, prints too much, exits with a status other than 0
-      (the message ends with its stdout and stderr) or prints what is not
-      UTF-8 text.
+      finish in time, prints too much, exits with a status not in
+      `statuses` (the message ends with its stdout and stderr) or prints
+      what is not UTF-8 text.
   """
   shown = ' '.join(command)
   try:
@@ -424,7 +425,7 @@ def run_command(command, missing_ok=False):
   if output is None:
     raise RuntimeError('`%s` printed more than %d bytes' %
                        (shown, MAX_READ_BYTES))
-  if status:
+  if status not in statuses:
     printed = b''.join(output).decode('utf-8', errors='replace')
     raise RuntimeError('`%s` failed (exit status %d): %s' %
                        (shown, status, printed.strip()[-300:]))

@@ -152,7 +152,7 @@ def fake_run_command(result=None):
     `run_command` does for a command that ends so.
   """
 
-  def run_command(command, missing_ok=False):
+  def run_command(command, missing_ok=False, statuses=(0,)):
     shown = ' '.join(command)
     if isinstance(result, BaseException):
       raise result
@@ -161,7 +161,7 @@ def fake_run_command(result=None):
         return None
       raise RuntimeError('`%s` cannot run: %s is not on PATH' %
                          (shown, command[0]))
-    if result.returncode:
+    if result.returncode not in statuses:
       raise RuntimeError('`%s` failed (exit status %d): %s' %
                          (shown, result.returncode,
                           (result.stdout + result.stderr).strip()))
