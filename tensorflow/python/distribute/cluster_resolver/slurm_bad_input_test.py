@@ -105,7 +105,8 @@ class BadInputTest(slurm_resolver_test_util.ResolverTestCase):
 
   @parameterized.named_parameters(
       ('_unknown_host', 'n2\nn1\nn9\nn1\n', RuntimeError,
-       r"SLURM_HOSTFILE=.* names hosts \['n9'\]"),
+       r"SLURM_HOSTFILE=.* names hosts \['n9'\] that are not in the step "
+       r"node list \['n1', 'n2'\] \(SLURM_STEP_NODELIST='n\[1-2\]'\)"),
       ('_wrong_counts', 'n1\nn1\nn1\nn2\n', RuntimeError,
        r'SLURM_HOSTFILE=.* runs \[2, 2\] tasks'),
       ('_too_few_lines', 'n1\nn2\n', RuntimeError,

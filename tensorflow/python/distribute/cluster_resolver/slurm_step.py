@@ -349,7 +349,8 @@ def _read_hostfile(path, num_tasks, longest_name):
                      (path, e.start)) from None
 
 
-def _hostfile_rank_nodes(path, nodes, counts, counts_source, expand):
+def _hostfile_rank_nodes(path, nodes, counts, counts_source, expand,
+                         nodelist):
   """Reads the arbitrary distribution's node of each rank from SLURM_HOSTFILE.
 
   Args:
@@ -359,6 +360,7 @@ def _hostfile_rank_nodes(path, nodes, counts, counts_source, expand):
     counts: Tasks on each node.
     counts_source: Where `counts` came from, for error messages.
     expand: The hostlist expander.
+    nodelist: The variable `nodes` came from and its value, for messages.
 
   Returns:
     The index into `nodes` of the node of every rank.
@@ -387,7 +389,9 @@ def _hostfile_rank_nodes(path, nodes, counts, counts_source, expand):
   unknown = sorted(set(names) - set(index))
   if unknown:
     raise RuntimeError('SLURM_HOSTFILE=%r names hosts %s that are not in the '
-                       'step node list %s' % (path, unknown, list(nodes)))
+                       'step node list %s (%s)' %
+                       (path, unknown, slurm_hostlist.abbreviate(nodes),
+                        nodelist))
   rank_nodes = [index[name] for name in names]
   if collections.Counter(rank_nodes) != collections.Counter(
       dict(enumerate(counts))):
@@ -551,8 +555,10 @@ def _layout(environ, nodes, counts, counts_source, expand, is_batch):
             kind == 'block' and not is_batch)
   hostfile = _require(environ, 'SLURM_HOSTFILE',
                       ' SLURM_DISTRIBUTION=arbitrary needs it.')
-  rank_nodes = _hostfile_rank_nodes(hostfile, nodes, counts, counts_source,
-                                    expand)
+  variable = 'SLURM_JOB_NODELIST' if is_batch else 'SLURM_STEP_NODELIST'
+  rank_nodes = _hostfile_rank_nodes(
+      hostfile, nodes, counts, counts_source, expand,
+      '%s=%r' % (variable, environ.get(variable)))
   return nodes, counts, tuple(rank_nodes), None, False
 
 
