@@ -156,8 +156,8 @@ def _write_summary(environ, step, resolution, out):
       '%s=%d' % (name, len(a)) for name, a in resolution.cluster))
   gpus = resolution.gpus.slurm_gpus
   if gpus.withheld:
-    gpus_note = ("%s: Slurm manages this node's GPUs but gave this step none"
-                 % gpus.source)
+    gpus_note = ('%s: Slurm manages the GPUs and gave this step none on '
+                 'this node' % gpus.source)
   elif gpus.visible is None:
     gpus_note = 'none named or counted on this node'
   else:

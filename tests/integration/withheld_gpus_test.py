@@ -135,7 +135,7 @@ class WithheldGpusTest(absltest.TestCase):
     got = (reports[0]['slurm_gpus'], reports[0]['cvd_after'],
            reports[0]['num_gpus'])
     warnings = text.count(
-        "Slurm manages this node's GPUs (SLURM_JOB_GPUS) but gave this step "
+        "Slurm manages the GPUs (SLURM_JOB_GPUS) and gave this step "
         'none')
     if self.lab.series == '20.11':
       # Slurm 20.11 gives the step the job's GPUs in spite of --gres=none

@@ -309,8 +309,9 @@ def _log_gpu_plan(step, plan, defaults):
     # The job's GPUs that its step lacks are a mistake to warn of; slurm.conf's
     # GresTypes=gpu holds on every node, those of CPU-only steps too.
     level = logging.WARN if slurm.source == 'SLURM_JOB_GPUS' else logging.INFO
-    note = ("Slurm manages this node's GPUs (%s) but gave this step none: "
-            "this task uses no GPU (CUDA_VISIBLE_DEVICES='')" % slurm.source)
+    note = ('Slurm manages the GPUs (%s) and gave this step none on this '
+            "node: this task uses no GPU (CUDA_VISIBLE_DEVICES='')" %
+            slurm.source)
   elif plan.shared or plan.sharers > 1:
     level = logging.WARN if plan.shared else logging.INFO
     note = ("this task's GPU is used by %d task(s) of this node (%s)%s" %

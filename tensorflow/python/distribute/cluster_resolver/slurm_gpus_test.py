@@ -356,7 +356,7 @@ class WithheldGpuTest(slurm_resolver_test_util.ResolverTestCase):
     with self.assertLogs(level='WARNING') as logs:
       SlurmClusterResolver()
     self.assertLen(logs.output, 1)
-    self.assertIn("Slurm manages this node's GPUs (SLURM_JOB_GPUS) but gave "
+    self.assertIn("Slurm manages the GPUs (SLURM_JOB_GPUS) and gave "
                   'this step none', logs.output[0])
 
   def testGpusPerNodeInAStepGivenNoneOfTheJobsGpusIsRuntimeError(self):
@@ -388,7 +388,7 @@ class WithheldGpuTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual({'GPU': 0}, resolver.num_accelerators())
     self.run.assert_not_called()
     self.assertLen(logs.output, 1)
-    self.assertIn("Slurm manages this node's GPUs (%s) but gave this step "
+    self.assertIn("Slurm manages the GPUs (%s) and gave this step "
                   'none' % conf, logs.output[0])
 
   def testWhereSlurmConfListsNoGpuNvidiaSmiCountsTheNodesGpus(self):
