@@ -26,6 +26,7 @@ status 1.
 """
 
 import argparse
+import functools
 import json
 import os
 import queue
@@ -252,10 +253,13 @@ def _explain(environ, args, out):
   """
   expand = scontrol.get_expander(args.hostlist_expansion)
   step = launchers.read_step(environ, args.tasks_per_node, expand)
+  # The GPUs of the given environment's node (its SLURM_CONF).
+  unnamed_gpus = functools.partial(
+      slurm_cluster_resolver._unnamed_gpus,  # pylint: disable=protected-access
+      environ)
   resolution = slurm_cluster_resolver.resolve(
       step, args.jobs, args.port_base, args.gpus_per_node, args.gpus_per_task,
-      slurm_cluster_resolver._unnamed_gpus,  # pylint: disable=protected-access
-      args.het_jobs, args.node_host)
+      unnamed_gpus, args.het_jobs, args.node_host)
   if args.tf_config:
     out.write(json.dumps({
         'cluster': {name: list(addresses)

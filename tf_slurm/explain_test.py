@@ -322,6 +322,19 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertIn('nvidia-smi --list-gpus=0,1', out)
     self.assertIn('; %d per task' % resolver.num_accelerators()['GPU'], out)
 
+  def testGpusOfTheGivenEnvironmentsSlurmConfAreWithheld(self):
+    # The environment given names a slurm.conf that lists gpu GRES; this
+    # process's names none: the explain command reads the one given.
+    self.set_run_result(
+        slurm_test_util.completed(stdout=slurm_test_util.NVIDIA_SMI_TWO_GPUS))
+    conf = self.use_slurm_conf('GresTypes=gpu\n')
+    self.use_env({})
+    status, out, _ = self.explain(
+        [], slurm_test_util.cyclic_env(1, SLURM_CONF=conf))
+    self.assertEqual(0, status)
+    self.assertIn('GPUs: %s: Slurm manages the GPUs and gave this step none '
+                  'on this node; 0 per task' % conf, out)
+
   def testHostlistCheckRunsScontrol(self):
     self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
     # scontrol runs in this process's environment, as does the command.

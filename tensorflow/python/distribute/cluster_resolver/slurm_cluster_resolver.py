@@ -397,14 +397,17 @@ def _gres_types(path):
   return slurm_step.gres_types(data.decode('utf-8', errors='replace'))
 
 
-def _unnamed_gpus():
+def _unnamed_gpus(environ=os.environ):
   """This node's GPUs where no variable names any, as a `SlurmGpus`.
 
   A step on a node whose GPUs Slurm manages (slurm.conf's GresTypes lists
   gpu) has none of them then: other jobs may hold them. Only where no
   slurm.conf can be read or it lists no gpu GRES does nvidia-smi count them.
+
+  Args:
+    environ: The environment that names slurm.conf (`SLURM_CONF`).
   """
-  path = slurm_hostlist.slurm_conf_path(os.environ)
+  path = slurm_hostlist.slurm_conf_path(environ)
   types = _gres_types(path)
   if types and 'gpu' in types:
     return slurm_step.SlurmGpus((), path, withheld=True)
