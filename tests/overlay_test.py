@@ -78,6 +78,17 @@ class OverlayTest(absltest.TestCase):
     self.assertIs(cls.__bases__[0],
                   slurm_termination_config.SlurmTerminationConfig)
 
+  def testCompanionImportedBeforeTensorFlowIsWhatTheApiPublishes(self):
+    program = ('from tf_slurm import termination\n'
+               'import tensorflow as tf\n'
+               'print(tf.distribute.experimental.SlurmTerminationConfig is '
+               'termination.SlurmTerminationConfig)\n')
+    proc = subprocess.run([sys.executable, '-c', program], capture_output=True,
+                          text=True, check=False, timeout=300,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+    self.assertEqual((proc.returncode, proc.stdout), (0, 'True\n'),
+                     proc.stderr[-3000:])
+
   def testTensorFlowItselfComesFromPip(self):
     # The repository has no tensorflow/__init__.py: the package stays pip's.
     self.assertIsNotNone(tf.__file__)
