@@ -20,7 +20,8 @@ Run by examples/sbatch_requeue.sh, one task per worker:
 
 A custom MultiWorkerMirroredStrategy loop under
 `tf.distribute.experimental.PreemptionCheckpointHandler` with
-`tf.distribute.experimental.SlurmTerminationConfig`: when Slurm warns of the
+`tf.distribute.experimental.SlurmTerminationConfig` (which the pip package
+publishes: the companion's `tf_slurm.termination`): when Slurm warns of the
 end of the job (`sbatch --signal=USR1@120`) or stops it (SIGTERM: time limit,
 preemption, scancel), every worker saves a checkpoint at the same step; task
 0 requeues the job after a warning or a time limit, and the requeued job

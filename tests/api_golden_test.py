@@ -17,17 +17,6 @@ from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tools import api_golden
 
 
-def _module_golden(*members, methods=False):
-  """A module's golden with the named class members and maybe a function."""
-  lines = ['path: "tensorflow.m"', 'tf_module {']
-  for name in members:
-    lines += ['  member {', '    name: "%s"' % name,
-              "    mtype: \"<type \\'type\\'>\"", '  }']
-  if methods:
-    lines += ['  member_method {', '    name: "f"', '  }']
-  return '\n'.join(lines + ['}', ''])
-
-
 class ApiGoldenTest(absltest.TestCase):
 
   def testGoldensMatchTheClass(self):
@@ -71,32 +60,6 @@ class ApiGoldenTest(absltest.TestCase):
     self.assertEqual(api_golden.type_name("<class 'abc.ABCMeta'>"),
                      "<type 'type'>")
     self.assertEqual(api_golden.type_name("<class 'a.B'>"), "<class 'a.B'>")
-
-  def testMemberGoesBetweenItsNeighboursInCodePointOrder(self):
-    golden = _module_golden('Alpha', 'Zeta', 'alpha')
-    self.assertEqual(api_golden.insert_member(golden, 'Beta'),
-                     _module_golden('Alpha', 'Beta', 'Zeta', 'alpha'))
-
-  def testLastMemberGoesBeforeTheMemberMethods(self):
-    golden = _module_golden('Alpha', methods=True)
-    self.assertEqual(api_golden.insert_member(golden, 'Beta'),
-                     _module_golden('Alpha', 'Beta', methods=True))
-
-  def testMemberTheGoldenHasIsLeftAsItIs(self):
-    golden = _module_golden('Alpha', 'Beta')
-    self.assertEqual(api_golden.insert_member(golden, 'Beta'), golden)
-
-  def testClassGoldenIsRefused(self):
-    with self.assertRaisesRegex(ValueError, 'not the golden of a module'):
-      api_golden.insert_member(api_golden.generate()[api_golden.GOLDENS['v2']],
-                               'Beta')
-
-  def testAddedClassesModuleGoldenHasTheirMembers(self):
-    (path, golden), = api_golden.module_goldens().items()
-    self.assertEqual(path, 'tensorflow/tools/api/golden/v2/'
-                     'tensorflow.distribute.experimental.pbtxt')
-    self.assertIn('  member {\n    name: "SlurmTerminationConfig"\n'
-                  '    mtype: "<type \\\'type\\\'>"\n  }\n', golden)
 
   def testTextFormatQuoting(self):
     self.assertEqual(api_golden._quote('a\'b"c\\d\n\xe9'),

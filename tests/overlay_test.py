@@ -1,7 +1,9 @@
 """The overlay: TensorFlow uses this repository's SlurmClusterResolver.
 
 TensorFlow's API publishes the companion's resolver (tf_slurm: the core's
-with the ranks of MPI launchers), a subclass of the tree's class.
+with the ranks of MPI launchers), a subclass of the tree's class, and the
+companion's termination config (the core's, with the requeue), which the
+tree does not export.
 
 The repository's module replaces pip TensorFlow's through the overlay of
 the tf_slurm_resolver package (pip_package/), which the package's `.pth`
@@ -28,7 +30,9 @@ from absl.testing import absltest
 import tensorflow as tf
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tensorflow.python.distribute.failure_handling import slurm_termination_config
 from tf_slurm import resolver as tf_slurm_resolver
+from tf_slurm import termination
 from tf_slurm_resolver import overlay
 
 # The repository root, found from this file (in Bazel, its runfiles copy).
@@ -66,6 +70,24 @@ class OverlayTest(absltest.TestCase):
   def testPublicApiV1IsTheCompanionsResolverToo(self):
     cls = tf.compat.v1.distribute.cluster_resolver.SlurmClusterResolver
     self.assertIs(cls, tf_slurm_resolver.SlurmClusterResolver)
+
+  def testPublicTerminationConfigIsTheCompanionsOverTheCore(self):
+    for api in (tf, tf.compat.v2):
+      cls = api.distribute.experimental.SlurmTerminationConfig
+      self.assertIs(cls, termination.SlurmTerminationConfig)
+    self.assertIs(cls.__bases__[0],
+                  slurm_termination_config.SlurmTerminationConfig)
+
+  def testCompanionImportedBeforeTensorFlowIsWhatTheApiPublishes(self):
+    program = ('from tf_slurm import termination\n'
+               'import tensorflow as tf\n'
+               'print(tf.distribute.experimental.SlurmTerminationConfig is '
+               'termination.SlurmTerminationConfig)\n')
+    proc = subprocess.run([sys.executable, '-c', program], capture_output=True,
+                          text=True, check=False, timeout=300,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+    self.assertEqual((proc.returncode, proc.stdout), (0, 'True\n'),
+                     proc.stderr[-3000:])
 
   def testTensorFlowItselfComesFromPip(self):
     # The repository has no tensorflow/__init__.py: the package stays pip's.

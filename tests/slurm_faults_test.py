@@ -43,8 +43,8 @@ from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.failure_handling import slurm_termination_config as stc
 from tf_slurm import resolver as companion
+from tf_slurm import termination as stc
 
 _LAUNCHERS = os.path.join(os.path.dirname(__file__), 'fixtures', 'launchers')
 # The bounds of every child; its commands time out after _COMMAND_SECONDS.
@@ -393,8 +393,7 @@ class RequeueFaultsTest(FaultsTestCase):
 _WORKER = r'''
 import os, signal, sys, time
 import tensorflow as tf
-from tensorflow.python.distribute.failure_handling import (
-    slurm_termination_config as stc)
+from tf_slurm import termination as stc
 where, port, folder = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 
 def sigterm_at(point):

@@ -5,9 +5,9 @@ scratch git repository and `git diff` makes the patch. Here it is made
 against a tree rebuilt from pip TensorFlow 2.21 (`pip_tree`), applied with
 `git apply` and with `patch -p1`, and the patched tree is used: its carried
 tests run over pip TensorFlow with the tree's
-modules, nothing of this repository on the import path. The BUILD splice,
-the API generation's import and the release note are checked on samples in
-the shape of TensorFlow's files.
+modules, nothing of this repository on the import path. The BUILD splice
+and the release note are checked on samples in the shape of TensorFlow's
+files.
 """
 
 import os
@@ -22,8 +22,6 @@ from tools import make_tf_patch as mtp
 
 _RELEASE = '2.21'
 _FAILURE_HANDLING_BUILD = mtp.FAILURE_HANDLING + '/BUILD'
-_MODULE_GOLDEN = ('tensorflow/tools/api/golden/v2/'
-                  'tensorflow.distribute.experimental.pbtxt')
 
 # A BUILD in the shape of TensorFlow 2.21's cluster_resolver/BUILD.
 _TREE_BUILD = '''\
@@ -84,30 +82,6 @@ tf_custom_op_py_strict_library(
     name = "check_preemption_py",
 )
 ''')
-
-# In the shape of TensorFlow 2.21's tensorflow/python/BUILD and
-# modules_with_exports.py.
-_TREE_EXPORTS_BUILD = '''\
-py_strict_library(
-    name = "modules_with_exports",
-    srcs = ["modules_with_exports.py"],
-    deps = [
-        ":no_contrib",
-        "//tensorflow/python/distribute",
-        "//tensorflow/python/distribute:combinations",
-        "//tensorflow/python/distribute/failure_handling:preemption_watcher",
-        "//tensorflow/python/dlpack",
-        "@absl_py//absl/logging",
-    ],
-)
-'''
-_TREE_EXPORTS = '''\
-from tensorflow.python.distribute.coordinator.cluster_coordinator import *
-from tensorflow.python.distribute.failure_handling.failure_handling import *
-from tensorflow.python.distribute.failure_handling.preemption_watcher import *
-
-from tensorflow.python.util import tf_decorator_export
-'''
 
 _RELEASE_MD = '''\
 # Release 2.21.0
@@ -180,27 +154,6 @@ class PatchedPipTreeTest(absltest.TestCase):
     self.assertNotIn('pip_tensorflow_targets', build)
     self.assertNotIn('tensorflow_stand_ins.bzl', build)
 
-  def testModulesWithExportsImportsTheConfig(self):
-    self.assertIn(mtp.EXPORTS_ANCHOR + mtp.EXPORTS_IMPORT,
-                  _read(self.by_git, mtp.EXPORTS))
-    exports = _rules(_read(self.by_git, mtp.EXPORTS_BUILD))[mtp.EXPORTS_TARGET]
-    self.assertIn('"%s",' % mtp.EXPORTS_DEP, exports)
-
-  def testModuleGoldenGainsExactlyTheMember(self):
-    entry = ('  member {\n    name: "SlurmTerminationConfig"\n'
-             '    mtype: "<type \\\'type\\\'>"\n  }\n')
-    before = '  member {\n    name: "TPUStrategy"\n'  # Next in name order.
-    self.assertIn(before, self.base[_MODULE_GOLDEN])
-    self.assertEqual(_read(self.by_git, _MODULE_GOLDEN),
-                     self.base[_MODULE_GOLDEN].replace(before, entry + before))
-
-  def testModuleGoldenIsTheRealModules(self):
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
-    module = tf.distribute.experimental  # Served by the overlay.
-    self.assertEqual(
-        _read(self.by_git, _MODULE_GOLDEN),
-        api_golden.render('tensorflow.distribute.experimental', module))
-
   def testNothingElseChanges(self):
     changed = subprocess.run(
         ['git', 'status', '--porcelain', '--untracked-files=all'],
@@ -208,16 +161,13 @@ class PatchedPipTreeTest(absltest.TestCase):
         check=True).stdout.split('\n')
     self.assertCountEqual(
         [line[3:] for line in changed if line],
-        list(mtp.repo_files()) + list(mtp.BUILDS) + list(mtp.MODULE_GOLDENS) +
-        [mtp.EXPORTS, mtp.EXPORTS_BUILD, mtp.RELEASE_NOTES])
+        list(mtp.repo_files()) + list(mtp.BUILDS) + [mtp.RELEASE_NOTES])
 
   def testCarriedTestsPassOnThePatchedTree(self):
     report = mtp.run_carried_tests(self.by_git)
     tree = os.path.realpath(self.by_git)
     self.assertEqual(report['sources'], {
-        api_golden.SYMBOL: os.path.join(tree, mtp.MODULE),
-        'distribute.experimental.SlurmTerminationConfig': os.path.join(
-            tree, mtp.FAILURE_HANDLING, 'slurm_termination_config.py')})
+        api_golden.SYMBOL: os.path.join(tree, mtp.MODULE)})
     self.assertTrue(report['v1_is_v2'])
     self.assertCountEqual(
         report['tests'], [p[:-3].replace('/', '.')
@@ -233,10 +183,6 @@ class PatchedPipTreeTest(absltest.TestCase):
         _read(self.by_git, mtp.RELEASE_NOTES),
         mtp.insert_release_note(_RELEASE_MD, _read(mtp.ROOT, mtp.RELEASE_NOTE),
                                 _RELEASE))
-
-  def testNotesNameTheExportsTarget(self):
-    self.assertIn(mtp.EXPORTS_TARGET, self.notes[0])
-    self.assertIn('Notes:\n  * ' + self.notes[0], self.patch)
 
   def testPatchForAnotherModuleIsRefusedByBoth(self):
     files = dict(self.base)
@@ -298,12 +244,6 @@ class SpliceBuildTest(absltest.TestCase):
     self.assertNotIn('slurm_gone', spliced)
     self.assertNotIn('\n\n\n', spliced)
 
-  def testDepOnATargetTheTreeLacksIsRefused(self):
-    tree = _TREE_BUILD.replace('"cluster_resolver_lib"', '"other_lib"')
-    with self.assertRaisesRegex(mtp.PatchError,
-                                'no target cluster_resolver_lib'):
-      mtp.add_dep(tree, mtp.BUILD, 'cluster_resolver_lib', ':slurm_step_py')
-
 
 class SpliceFailureHandlingBuildTest(absltest.TestCase):
 
@@ -337,50 +277,6 @@ class SpliceFailureHandlingBuildTest(absltest.TestCase):
         mtp.PatchError, re.escape(_FAILURE_HANDLING_BUILD) +
         ' does not load //tensorflow:tensorflow.default.bzl'):
       mtp.splice_build(tree, self.ours, _FAILURE_HANDLING_BUILD)
-
-
-class ApiGenerationTest(absltest.TestCase):
-  """The import and the BUILD dep through which API generation sees it."""
-
-  def testImportGoesRightAfterPreemptionWatchersImport(self):
-    self.assertEqual(
-        mtp.insert_export(_TREE_EXPORTS), _TREE_EXPORTS.replace(
-            'preemption_watcher import *\n', 'preemption_watcher import *\n'
-            'from tensorflow.python.distribute.failure_handling.'
-            'slurm_termination_config import *\n'))
-
-  def testImportingTwiceChangesNothing(self):
-    once = mtp.insert_export(_TREE_EXPORTS)
-    self.assertEqual(mtp.insert_export(once), once)
-
-  def testTreeWithoutTheAnchorIsRefusedNamingTheFile(self):
-    tree = _TREE_EXPORTS.replace('preemption_watcher', 'other')
-    with self.assertRaisesRegex(
-        mtp.PatchError, '^tensorflow/python/modules_with_exports.py has no '
-        'line .*preemption_watcher import'):
-      mtp.insert_export(tree)
-
-  def testDepGoesInBuildifiersOrderOthersUnmoved(self):
-    build = mtp.add_dep(_TREE_EXPORTS_BUILD, mtp.EXPORTS_BUILD,
-                        mtp.EXPORTS_TARGET, mtp.EXPORTS_DEP)
-    self.assertEqual(build, _TREE_EXPORTS_BUILD.replace(
-        '        "//tensorflow/python/dlpack",\n',
-        '        "//tensorflow/python/distribute/failure_handling:'
-        'slurm_termination_config_py",\n'
-        '        "//tensorflow/python/dlpack",\n'))
-
-  def testTreeWithoutTheTargetIsRefused(self):
-    tree = _TREE_EXPORTS_BUILD.replace('"modules_with_exports"', '"other"')
-    with self.assertRaisesRegex(
-        mtp.PatchError,
-        '^tensorflow/python/BUILD has no target modules_with_exports$'):
-      mtp.add_dep(tree, mtp.EXPORTS_BUILD, mtp.EXPORTS_TARGET, mtp.EXPORTS_DEP)
-
-  def testDepsThatAreNotAPlainListAreRefused(self):
-    tree = _TREE_EXPORTS_BUILD.replace('    deps = [\n',
-                                       '    deps = if_oss([":oss"]) + [\n')
-    with self.assertRaisesRegex(mtp.PatchError, 'not a plain list'):
-      mtp.add_dep(tree, mtp.EXPORTS_BUILD, mtp.EXPORTS_TARGET, mtp.EXPORTS_DEP)
 
 
 class TreeAndFilesTest(absltest.TestCase):

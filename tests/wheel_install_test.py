@@ -33,8 +33,6 @@ _REPO_ROOT = os.path.realpath(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 _MODULE_PATH = os.path.join("tensorflow", "python", "distribute",
                             "cluster_resolver", "slurm_cluster_resolver.py")
-_CONFIG_PATH = os.path.join("tensorflow", "python", "distribute",
-                            "failure_handling", "slurm_termination_config.py")
 _EXPLAIN_MODULE = "tf_slurm.explain"
 _DIST = "tf-slurm-resolver"
 _PACKAGE = "tf_slurm_resolver"
@@ -193,11 +191,12 @@ class WheelInstallTest(absltest.TestCase):
     self.assertEqual(os.path.dirname(seen["tensorflow"]),
                      os.path.join(self.tf_site, "tensorflow"))
 
-  def test_installed_wheel_adds_the_slurm_termination_config(self):
+  def test_installed_wheel_adds_the_companions_termination_config(self):
     seen = self.probe(self.installed)
     self.assertEqual(
         os.path.realpath(seen["termination_config"]),
-        os.path.realpath(os.path.join(self.site, _PACKAGE, _CONFIG_PATH)))
+        os.path.realpath(os.path.join(self.site, _COMPANION,
+                                      "termination.py")))
     self.assertIsNone(self.probe(self.uninstalled)["termination_config"])
 
   def test_installed_wheel_runs_the_explain_command(self):

@@ -3,9 +3,8 @@
 TensorFlow guards its public API with one text-format `TFAPIObject` proto per
 public symbol under `tensorflow/tools/api/golden/{v1,v2}/`. The class's are
 kept here at the same paths, so that a change of its public surface shows in
-review, and the patch (tools/make_tf_patch.py) replaces TensorFlow's; so are
-those of the classes the repository adds (ADDED), which the patch adds, with
-a member entry in their module's golden (`insert_member`).
+review, and the patch (tools/make_tf_patch.py) replaces TensorFlow's. The
+patch adds no other public name, so it changes no other golden.
 
     .venv/bin/python tools/api_golden.py [--update]   # check [regenerate]
 
@@ -13,8 +12,7 @@ A golden lists (facts of the format, not TensorFlow's code) a class's MRO up
 to the first class from outside TensorFlow, then by name every public
 attribute (`member`, with its type) and routine (`member_method`, with the
 argspec string of the old `inspect.getargspec`), builtin types spelled the
-Python 2 way (`<type 'property'>`) as TensorFlow 2.21's goldens do. A
-module's golden is the same without the MRO, in `tf_module`.
+Python 2 way (`<type 'property'>`) as TensorFlow 2.21's goldens do.
 """
 
 import argparse
@@ -33,22 +31,11 @@ GOLDENS = {
          'cluster_resolver.-slurm-cluster-resolver.pbtxt' % api
     for api in ('v1', 'v2')
 }
-# Classes the repository adds to TensorFlow (v2 only), checked and written
-# like the class's: {(api, symbol): golden path}. Pip TensorFlow alone has
-# none of them, so --print-json, which also runs there, prints instead the
-# goldens of their modules.
-ADDED = {
-    ('v2', 'distribute.experimental.SlurmTerminationConfig'):
-        'tensorflow/tools/api/golden/v2/tensorflow.distribute.experimental.'
-        '-slurm-termination-config.pbtxt',
-}
-# The type of an ADDED class in its module's golden (a plain class's).
-ADDED_MTYPE = "<type 'type'>"
 REGENERATE_COMMAND = '.venv/bin/python tools/api_golden.py --update'
 
 # Builtin types spelled `<type 'NAME'>`, and exceptions `exceptions.NAME`.
 _TYPES = ('property', 'object', 'getset_descriptor', 'int', 'str', 'type',
-          'tuple', 'module', 'collections.defaultdict', 'set', 'dict',
+          'tuple', 'collections.defaultdict', 'set', 'dict',
           'NoneType', 'frozenset', 'member_descriptor')
 _EXCEPTIONS = ('Exception', 'RuntimeError')
 
@@ -92,19 +79,15 @@ def argspec(function):
   return text + 'defaults=%s, ' % defaults
 
 
-def render(path, obj):
-  """The golden text of class or module `obj`, published as `path`."""
-  lines = ['path: %s' % _quote(path)]
-  if inspect.ismodule(obj):
-    lines.append('tf_module {')
-  else:
-    lines.append('tf_class {')
-    for base in inspect.getmro(obj):
-      lines.append('  is_instance: %s' % _quote(type_name(str(base))))
-      if 'tensorflow' not in str(base):
-        break
+def render(path, cls):
+  """The golden text of class `cls`, published as `path`."""
+  lines = ['path: %s' % _quote(path), 'tf_class {']
+  for base in inspect.getmro(cls):
+    lines.append('  is_instance: %s' % _quote(type_name(str(base))))
+    if 'tensorflow' not in str(base):
+      break
   members, methods = [], []
-  for name, value in inspect.getmembers(obj):
+  for name, value in inspect.getmembers(cls):
     if name.startswith('_') and name != '__init__':
       continue
     value = inspect.unwrap(value) if callable(value) else value
@@ -114,52 +97,13 @@ def render(path, obj):
         methods.append('    argspec: %s' % _quote(argspec(value)))
       methods.append('  }')
     else:
-      kind = "<class 'module'>" if inspect.ismodule(value) else str(type(value))
       members += ['  member {', '    name: %s' % _quote(name),
-                  '    mtype: %s' % _quote(type_name(kind)), '  }']
+                  '    mtype: %s' % _quote(type_name(str(type(value)))), '  }']
   return '\n'.join(lines + members + methods + ['}', ''])
 
 
-def module_golden_path(api, module):
-  """The path of the golden of module `module` ('distribute.experimental')."""
-  return 'tensorflow/tools/api/golden/%s/tensorflow.%s.pbtxt' % (api, module)
-
-
-def modules_of_added():
-  """{(api, module): [names of the ADDED classes in it]}."""
-  modules = {}
-  for api, symbol in sorted(ADDED):
-    module, name = symbol.rsplit('.', 1)
-    modules.setdefault((api, module), []).append(name)
-  return modules
-
-
-def insert_member(golden, name, mtype=ADDED_MTYPE):
-  """A module's golden with a member entry `name`, in TensorFlow's order.
-
-  Members come by name (code point order) before the member methods; a
-  member the golden has already is left as it is.
-
-  Raises:
-    ValueError: if `golden` is not a module's golden.
-  """
-  if not re.match(r'path: "[^"]+"\ntf_module {\n', golden or ''):
-    raise ValueError('not the golden of a module: %r' % (golden or '')[:80])
-  names = re.findall(r'^  member {\n    name: "([^"]+)"$', golden, re.M)
-  if name in names:
-    return golden
-  entry = '  member {\n    name: %s\n    mtype: %s\n  }\n' % (
-      _quote(name), _quote(mtype))
-  after = [n for n in names if n > name]
-  if after:
-    at = golden.index('  member {\n    name: "%s"\n' % after[0])
-  else:
-    at = re.search(r'^(  member_method {|}$)', golden, re.M).start()
-  return golden[:at] + entry + golden[at:]
-
-
 def public_class(api, symbol=SYMBOL):
-  """The class or module TensorFlow publishes as `symbol` in API `api`.
+  """The class TensorFlow publishes as `symbol` in API `api`.
 
   Over pip the overlay publishes the companion's subclass (`tf_slurm`) of
   the tree's class: then the tree's class, which the goldens describe.
@@ -168,31 +112,15 @@ def public_class(api, symbol=SYMBOL):
   obj = {'v1': tf.compat.v1, 'v2': tf.compat.v2}[api]
   for part in symbol.split('.'):
     obj = getattr(obj, part)
-  if inspect.isclass(obj) and obj.__module__.startswith('tf_slurm.'):
+  if obj.__module__.startswith('tf_slurm.'):
     obj = obj.__bases__[0]
   return obj
 
 
-def generate(added=False):
-  """{golden path relative to a tree's root: text} of the class's goldens.
-
-  Args:
-    added: Whether to add those of ADDED.
-  """
-  goldens = {path: render('tensorflow.' + SYMBOL, public_class(api))
-             for api, path in GOLDENS.items()}
-  if added:
-    goldens.update({path: render('tensorflow.' + symbol,
-                                 public_class(api, symbol))
-                    for (api, symbol), path in ADDED.items()})
-  return goldens
-
-
-def module_goldens():
-  """{path: text} of the goldens of ADDED's modules, as TensorFlow has them."""
-  return {module_golden_path(api, module):
-              render('tensorflow.' + module, public_class(api, module))
-          for api, module in modules_of_added()}
+def generate():
+  """{golden path relative to a tree's root: text} of the class's goldens."""
+  return {path: render('tensorflow.' + SYMBOL, public_class(api))
+          for api, path in GOLDENS.items()}
 
 
 def compare(root=ROOT):
@@ -204,7 +132,7 @@ def compare(root=ROOT):
     raise RuntimeError('tf.%s comes from %s, not from %s: is the overlay '
                        'installed (tools/setup.sh)?' % (SYMBOL, source, root))
   stale = []
-  for path, text in sorted(generate(added=True).items()):
+  for path, text in sorted(generate().items()):
     stored = None
     if os.path.exists(os.path.join(root, path)):
       with open(os.path.join(root, path), encoding='utf-8') as f:
@@ -235,13 +163,11 @@ def main(argv=None):
                       help='write the goldens from the class')
   parser.add_argument('--print-json', action='store_true',
                       help='print {path: golden} of the class TensorFlow '
-                      'publishes, whichever module serves it, and of the '
-                      'modules of ADDED\'s classes; write nothing')
+                      'publishes, whichever module serves it; write nothing')
   args = parser.parse_args(argv)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
   if args.print_json:
-    json.dump(dict(generate(), **module_goldens()), sys.stdout, indent=1,
-              sort_keys=True)
+    json.dump(generate(), sys.stdout, indent=1, sort_keys=True)
     return 0
   stale = compare()
   if args.update:

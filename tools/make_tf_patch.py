@@ -11,10 +11,7 @@ patch: every slurm_*.py file of PACKAGES (cluster_resolver/, and
 failure_handling/ for SlurmTerminationConfig) and README_Slurm.md (the
 tree's license headers must stay); in each package's BUILD, the
 repository's slurm_* targets as its own BUILD writes them, without its
-stand-ins (`splice_build`); SlurmTerminationConfig's target in the deps
-of EXPORTS_TARGET, without which API generation would not see its
-tf_export, and its module's import in EXPORTS; the class goldens, the member
-in the goldens of the modules of the classes added (`api_golden`); and
+stand-ins (`splice_build`); the class goldens (`api_golden`); and
 tools/tf_release_note.md in RELEASE.md under a new heading for the release
 after the patched one, which has shipped.
 
@@ -22,9 +19,8 @@ after the patched one, which has shipped.
 `patch -p1`, compares them, and runs every carried test file of the patched
 tree over pip TensorFlow, the tree's modules served by the overlay, with
 nothing of this repository on the import path (`run_carried_tests`). Pip
-ships no test file, README_Slurm.md, RELEASE.md, BUILD or
-modules_with_exports.py: a patch made from pip adds the first two as new
-files and changes samples of the BUILDs and modules_with_exports.py (notes
+ships no test file, README_Slurm.md, RELEASE.md or BUILD: a patch made from
+pip adds the first two as new files and changes samples of the BUILDs (notes
 say so); for a checkout use --tf-tree.
 """
 
@@ -56,23 +52,9 @@ BUILD = PACKAGE + '/BUILD'
 README = PACKAGE + '/README_Slurm.md'
 RELEASE_NOTES = 'RELEASE.md'
 RELEASE_NOTE = 'tools/tf_release_note.md'  # This repository's entry there.
-GOLDENS = tuple(sorted(list(api_golden.GOLDENS.values()) +
-                       list(api_golden.ADDED.values())))  # Class goldens.
-MODULE_GOLDENS = tuple(api_golden.module_golden_path(api, module)
-                       for api, module in api_golden.modules_of_added())
+GOLDENS = tuple(sorted(api_golden.GOLDENS.values()))  # Class goldens.
 OVERLAY = 'pip_package'  # The overlay's package and its .pth.
 RELEASES = ('2.21',)  # Releases the patch is made for (major.minor).
-# A TensorFlow 2.21 build generates the API from the tf_exports of the
-# sources that the deps of EXPORTS_TARGET reach (generator2's api_extractor
-# aspect); EXPORTS, its source, imports those modules.
-EXPORTS = 'tensorflow/python/modules_with_exports.py'
-EXPORTS_BUILD = 'tensorflow/python/BUILD'
-EXPORTS_TARGET = 'modules_with_exports'
-EXPORTS_ANCHOR = ('from tensorflow.python.distribute.failure_handling.'
-                  'preemption_watcher import *\n')  # The import goes after.
-EXPORTS_IMPORT = ('from tensorflow.python.distribute.failure_handling.'
-                  'slurm_termination_config import *\n')
-EXPORTS_DEP = '//%s:slurm_termination_config_py' % FAILURE_HANDLING
 
 # Samples, for a tree rebuilt from pip, of the files the patch changes that
 # pip does not ship, each in the shape of TensorFlow 2.21's and with what the
@@ -138,26 +120,9 @@ py_strict_library(
     ],
 )
 '''
-# tensorflow/python/BUILD: the load and EXPORTS_TARGET with two of its deps.
-_PIP_EXPORTS_BUILD = '''\
-load("//tensorflow:strict.default.bzl", "py_strict_library")
-
-py_strict_library(
-    name = "modules_with_exports",
-    srcs = ["modules_with_exports.py"],
-    deps = [
-        "//tensorflow/python/distribute/failure_handling:failure_handling_lib",
-        "//tensorflow/python/distribute/failure_handling:preemption_watcher",
-    ],
-)
-'''
 _PIP_SAMPLES = {
     BUILD: _PIP_BUILD,
     FAILURE_HANDLING + '/BUILD': _PIP_FAILURE_HANDLING_BUILD,
-    EXPORTS_BUILD: _PIP_EXPORTS_BUILD,
-    # Its failure_handling imports.
-    EXPORTS: ('from tensorflow.python.distribute.failure_handling.'
-              'failure_handling import *\n' + EXPORTS_ANCHOR),
 }
 
 
@@ -345,47 +310,6 @@ def splice_build(tree_build, repo_build, path=BUILD):
   return build
 
 
-def add_dep(build, path, target, label):
-  """The BUILD at `path` with `label` in the deps of its rule `target`."""
-  rules = [t for n, t in _parts(build) if n == target]
-  if not rules:
-    raise PatchError('%s has no target %s' % (path, target))
-  match = re.search(r'^    deps = \[\n((?:        "[^"]+",\n)*)', rules[0],
-                    re.M)
-  if not match:
-    raise PatchError('%s: the deps of %s are not a plain list' %
-                     (path, target))
-  labels = re.findall(r'"([^"]+)"', match.group(1))
-  if label in labels:
-    return build
-  lines = match.group(1).splitlines(True)  # One label each.
-  at = next((i for i, l in enumerate(labels)
-             if _label_order(l) > _label_order(label)), len(labels))
-  lines.insert(at, '        "%s",\n' % label)
-  rule = (rules[0][:match.start(1)] + ''.join(lines) +
-          rules[0][match.end(1):])
-  return build.replace(rules[0], rule, 1)
-
-
-def _label_order(label):
-  """buildifier's order of labels in a list: ':x', then '//x', then '@x'."""
-  phase = {':': 1, '/': 2, '@': 3}.get(label[:1], 4)
-  return phase, re.split('[:.]', label), label
-
-
-def insert_export(modules_with_exports):
-  """EXPORTS with EXPORTS_IMPORT after EXPORTS_ANCHOR."""
-  lines = modules_with_exports.splitlines(True)
-  if EXPORTS_IMPORT in lines:
-    return modules_with_exports
-  if EXPORTS_ANCHOR not in lines:
-    raise PatchError('%s has no line %r: put %r next to TensorFlow\'s '
-                     'failure_handling imports by hand' %
-                     (EXPORTS, EXPORTS_ANCHOR.strip(), EXPORTS_IMPORT.strip()))
-  at = lines.index(EXPORTS_ANCHOR) + 1
-  return ''.join(lines[:at] + [EXPORTS_IMPORT] + lines[at:])
-
-
 def next_release(release):
   major, minor = release.split('.')
   return '%s.%d.0' % (major, int(minor) + 1)
@@ -437,20 +361,7 @@ def patched_files(release, base, root=ROOT):
   new = dict(repo)
   for path in BUILDS:
     new[path] = splice_build(tree_file(path), _read(root, path), path)
-  new[EXPORTS] = insert_export(tree_file(EXPORTS))
-  new[EXPORTS_BUILD] = add_dep(tree_file(EXPORTS_BUILD), EXPORTS_BUILD,
-                               EXPORTS_TARGET, EXPORTS_DEP)
-  for (api, module), names in api_golden.modules_of_added().items():
-    path = api_golden.module_golden_path(api, module)
-    new[path] = tree_file(path)
-    try:
-      for name in names:
-        new[path] = api_golden.insert_member(new[path], name)
-    except ValueError as e:
-      raise PatchError('%s: %s' % (path, e)) from e
-  notes = ['%s: %s is added to the deps of %s, whose deps API generation '
-           'reads for tf_export, and %s imports it' %
-           (EXPORTS_BUILD, EXPORTS_DEP, EXPORTS_TARGET, EXPORTS)]
+  notes = []
   samples = [p for p, text in sorted(_PIP_SAMPLES.items())
              if base.get(p) == text]
   if samples:
@@ -551,7 +462,7 @@ def run_carried_tests(tree, timeout=1200):
   """Runs every slurm_*_test.py of PACKAGES in a patched tree.
 
   Returns {'sources': {symbol: the file of tf.<symbol>, or None}, for
-  SlurmClusterResolver and ADDED's classes, 'v1_is_v2', 'tests': {module:
+  SlurmClusterResolver, 'v1_is_v2', 'tests': {module:
   {'file', 'run', 'failures', 'errors', 'skipped'}}}. Raises PatchError if a
   test fails, a file runs no test, or a test module or a class comes from
   outside `tree`.
@@ -559,7 +470,7 @@ def run_carried_tests(tree, timeout=1200):
   tree = os.path.realpath(tree)
   modules = [path[:-3].replace('/', '.')
              for path in slurm_sources(tree, '_test.py')]
-  symbols = [api_golden.SYMBOL] + sorted(s for _, s in api_golden.ADDED)
+  symbols = [api_golden.SYMBOL]
   with tempfile.TemporaryDirectory() as scratch:
     python = _bare_python(os.path.join(scratch, 'venv'), overlay_root=tree)
     result = subprocess.run(
@@ -593,8 +504,7 @@ def base_files(release, tf_tree=None, root=ROOT):
   """(the files the patch changes as the tree has them, its description)."""
   if not tf_tree:
     return pip_tree(release), 'a tree rebuilt from pip TensorFlow'
-  paths = list(repo_files(root)) + list(BUILDS) + list(MODULE_GOLDENS) + [
-      EXPORTS, EXPORTS_BUILD, RELEASE_NOTES]
+  paths = list(repo_files(root)) + list(BUILDS) + [RELEASE_NOTES]
   return tree_files(tf_tree, release, paths), 'the tree at ' + tf_tree
 
 

@@ -57,21 +57,19 @@ ROOT = next((d for d in (_PACKAGE_DIR,
              if os.path.isdir(os.path.join(d, 'tensorflow'))), None)
 
 
-# Public names that the repository adds to (or replaces in) pip TensorFlow's
-# generated API modules (in a TensorFlow tree, the API generator adds them
-# from the module's `tf_export`): API module -> ((name, defining module),
-# ...).
-_SLURM_TERMINATION_CONFIG = (
-    ('SlurmTerminationConfig',
-     'tensorflow.python.distribute.failure_handling.slurm_termination_config'),
-)
-# The companion's resolver (tf_slurm: the core's, with the ranks of MPI
-# launchers) in place of the core's, where the companion is installed.
+# Public names of the companion (tf_slurm) that the overlay adds to (or
+# replaces in) pip TensorFlow's generated API modules, where the companion
+# is installed: API module -> ((name, defining module), ...). Its resolver
+# is the core's, with the ranks of MPI launchers; its termination config is
+# the core's (which TensorFlow does not export), with the requeue.
+_COMPANION_TERMINATION_CONFIG = (
+    ('SlurmTerminationConfig', 'tf_slurm.termination'),)
 _COMPANION_RESOLVER = (('SlurmClusterResolver', 'tf_slurm.resolver'),)
 API_ADDITIONS = {
-    'tensorflow._api.v2.distribute.experimental': _SLURM_TERMINATION_CONFIG,
+    'tensorflow._api.v2.distribute.experimental':
+        _COMPANION_TERMINATION_CONFIG,
     'tensorflow._api.v2.compat.v2.distribute.experimental':
-        _SLURM_TERMINATION_CONFIG,
+        _COMPANION_TERMINATION_CONFIG,
     'tensorflow._api.v2.distribute.cluster_resolver': _COMPANION_RESOLVER,
     'tensorflow._api.v2.compat.v1.distribute.cluster_resolver':
         _COMPANION_RESOLVER,
@@ -143,9 +141,8 @@ def _untested_notice(version, served):
 
 
 def _is_installed(module):
-  """Whether `module` outside `tensorflow` can be imported (not importing it)."""
-  top = module.split('.')[0]
-  return top != 'tensorflow' and importlib.util.find_spec(top) is not None
+  """Whether `module`'s top package can be imported (not importing it)."""
+  return importlib.util.find_spec(module.split('.')[0]) is not None
 
 
 class _OverlayFinder:
@@ -182,11 +179,10 @@ class _OverlayFinder:
     return self._serving
 
   def find_spec(self, fullname, path=None, target=None):
-    # API modules: only names of modules this root has (a patched tree may
-    # lack them) or, for the companion, that are installed.
+    # API modules: the companion's names, where it is installed.
     additions = tuple((name, source)
                       for name, source in API_ADDITIONS.get(fullname, ())
-                      if source in self.modules or _is_installed(source))
+                      if _is_installed(source))
     if additions and self.serving():
       return self._api_spec(fullname, path, target, additions)
     filename = self.modules.get(fullname)

@@ -40,8 +40,7 @@ from launcher_placement_test import mpi  # pylint: disable=unused-import
 
 _TASK = '''\
 import os, signal
-from tensorflow.python.distribute.failure_handling import (
-    slurm_termination_config as stc)
+from tf_slurm import termination as stc
 config = stc.SlurmTerminationConfig()
 os.kill(os.getpid(), signal.SIGUSR1)
 try:

@@ -54,8 +54,8 @@ def main(ready_file, how):
   if os.environ['SLURM_PROCID'] == '0':
     # Task 0 only: task 1 fails without importing TensorFlow.
     # pylint: disable-next=import-outside-toplevel
-    from tensorflow.python.distribute.failure_handling import slurm_termination_config
-    config = slurm_termination_config.SlurmTerminationConfig()
+    from tf_slurm import termination
+    config = termination.SlurmTerminationConfig()
     with open(ready_file, 'w', encoding='utf-8') as f:
       f.write('ready\n')
     if not _wait_for(config.termination_watcher_fn, 60):
