@@ -547,20 +547,19 @@ print('CARRIED-TESTS ' + json.dumps(report))
 '''
 
 
-def run_carried_tests(tree, timeout=1200, modules=None, symbols=None):
+def run_carried_tests(tree, timeout=1200, symbols=None):
   """Runs every slurm_*_test.py of PACKAGES in a patched tree.
 
   Returns {'sources': {symbol: the file of tf.<symbol>, or None}, for
   SlurmClusterResolver and ADDED's classes, 'v1_is_v2', 'tests': {module:
   {'file', 'run', 'failures', 'errors', 'skipped'}}}. Raises PatchError if a
   test fails, a file runs no test, or a test module or a class comes from
-  outside `tree`. `modules` (test module names) and `symbols` (as
-  api_golden.SYMBOL), if given, replace those.
+  outside `tree`. `symbols` (as api_golden.SYMBOL), if given, are the
+  classes looked at.
   """
   tree = os.path.realpath(tree)
-  if modules is None:
-    modules = [path[:-3].replace('/', '.')
-               for path in slurm_sources(tree, '_test.py')]
+  modules = [path[:-3].replace('/', '.')
+             for path in slurm_sources(tree, '_test.py')]
   if symbols is None:
     symbols = [api_golden.SYMBOL] + sorted(s for _, s in api_golden.ADDED)
   with tempfile.TemporaryDirectory() as scratch:
@@ -818,21 +817,13 @@ def series_table(paths):
   return '\n'.join(rows) + '\n'
 
 
-def _changed_tests(tree):
-  """Module names of the carried tests that the last commit adds or changes."""
-  changed = _git(tree, 'diff', '--name-only', 'HEAD~1', 'HEAD').split()
-  tests = set(slurm_sources(tree, '_test.py'))
-  return [p[:-3].replace('/', '.') for p in changed if p in tests]
-
-
 def check_series(release, base, paths, description, root=ROOT,
                  out=sys.stdout):
   """Applies the series with `git am` to a scratch tree and tests each stage.
 
-  After each patch: TEST is unchanged, and TEST and the carried tests that
-  the patch adds or changes pass; after the last, every carried test passes
-  and the tree's files are the single patch's (make_patch) applied to the
-  tree.
+  After each patch: TEST is unchanged, and every carried test of the tree
+  (TEST among them) passes; after the last, the tree's files are the single
+  patch's (make_patch) applied to the tree.
 
   Args:
     release: as RELEASES.
@@ -846,7 +837,6 @@ def check_series(release, base, paths, description, root=ROOT,
     PatchError: if a patch does not apply, changes TEST, or a test fails.
   """
   start = series_base(base, root)
-  module = TEST[:-3].replace('/', '.')
   with tempfile.TemporaryDirectory() as scratch:
     tree, single = (os.path.join(scratch, d) for d in ('series', 'single'))
     write_tree(start, tree)
@@ -858,11 +848,9 @@ def check_series(release, base, paths, description, root=ROOT,
                          (path, e.stdout + e.stderr)) from e
       if _read(tree, TEST) != start[TEST]:
         raise PatchError('%s changes %s' % (path, TEST))
-      last = number == len(paths)
-      modules = None if last else [module] + [
-          m for m in _changed_tests(tree) if m != module]
-      symbols = None if last else [api_golden.SYMBOL]
-      report = run_carried_tests(tree, modules=modules, symbols=symbols)
+      # The classes the stored stages do not add are checked at the last.
+      symbols = None if number == len(paths) else [api_golden.SYMBOL]
+      report = run_carried_tests(tree, symbols=symbols)
       out.write('OK: %s applies; %s\n' % (os.path.basename(path), ', '.join(
           '%s %d tests' % (n.rsplit('.', 1)[1], c['run'])
           for n, c in sorted(report['tests'].items()))))
