@@ -66,7 +66,7 @@ class SeriesTest(absltest.TestCase):
     for path, (_, message, _) in zip(self.paths, self.stages):
       title, description = message.split('\n\n', 1)
       patch = _read(path)
-      self.assertEqual(title, mtp._title(patch))
+      self.assertEqual(title, mtp.patch_title(patch))
       self.assertIn('\n\n' + description.strip() + '\n---\n', patch)
 
   def testWritingTwiceGivesTheSameFiles(self):
@@ -92,7 +92,8 @@ class StagesTest(absltest.TestCase):
     root = self.create_tempdir().full_path
     os.makedirs(os.path.join(root, mtp.SERIES))
     for name, text in files.items():
-      with open(os.path.join(root, mtp.SERIES, name), 'w') as f:
+      with open(os.path.join(root, mtp.SERIES, name), 'w',
+                encoding='utf-8') as f:
         f.write(text)
     return root
 
@@ -116,11 +117,11 @@ class StagesTest(absltest.TestCase):
       mtp.stored_stages(base, [diff])
 
   def testPatchCountsSeparateProductTestAndOtherLines(self):
+    added = [(mtp.MODULE, 3), (mtp.TEST, 2),
+             (mtp.PACKAGE + '/slurm_test_util.py', 1), (mtp.BUILD, 4)]
     patch = ''.join(
         'diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n@@ -1 +1,%d @@\n x\n%s' %
-        (p, p, p, p, n + 1, '+y\n' * n) for p, n in (
-            (mtp.MODULE, 3), (mtp.TEST, 2), (mtp.PACKAGE + '/slurm_test_util.py',
-                                             1), (mtp.BUILD, 4)))
+        (p, p, p, p, n + 1, '+y\n' * n) for p, n in added)
     self.assertEqual({'product': 3, 'test': 3, 'other': 4},
                      mtp.patch_counts(patch))
 

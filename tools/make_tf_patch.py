@@ -26,6 +26,12 @@ ships no test file, README_Slurm.md, RELEASE.md, BUILD or
 modules_with_exports.py: a patch made from pip adds the first two as new
 files and changes samples of the BUILDs and modules_with_exports.py (notes
 say so); for a checkout use --tf-tree.
+
+`--series OUT` writes the same change as a series of `git format-patch`
+files, one pull request each, from the stages stored in SERIES (the last
+one computed from the repository), and prints their sizes; with `--check`
+it applies them with `git am` and tests the tree after each
+(`check_series`). docs/development.md says how to add a stage.
 """
 
 import argparse
@@ -797,7 +803,7 @@ def patch_counts(patch):
   return counts
 
 
-def _title(patch):
+def patch_title(patch):
   match = re.search(r'^Subject: \[PATCH[^\]]*\] (.*(?:\n .*)*)', patch, re.M)
   return match.group(1).replace('\n ', ' ') if match else '?'
 
@@ -813,7 +819,7 @@ def series_table(paths):
         'product'] > PRODUCT_LIMIT else ''
     rows.append('%5s  %7d  %4d  %5d  %s%s' % (
         os.path.basename(path)[:4], counts['product'], counts['test'],
-        counts['other'], _title(patch), flag))
+        counts['other'], patch_title(patch), flag))
   return '\n'.join(rows) + '\n'
 
 
