@@ -69,6 +69,11 @@ class SeriesTest(absltest.TestCase):
       self.assertEqual(title, mtp.patch_title(patch))
       self.assertIn('\n\n' + description.strip() + '\n---\n', patch)
 
+  def testEveryStoredPatchAddsAtMostTheLimitOfProductLines(self):
+    for path in self.paths[:-1]:
+      self.assertLessEqual(mtp.patch_counts(_read(path))['product'],
+                           mtp.PRODUCT_LIMIT, path)
+
   def testWritingTwiceGivesTheSameFiles(self):
     again = mtp.write_series(_RELEASE, mtp.series_base(self.base),
                              self.create_tempdir().full_path)
