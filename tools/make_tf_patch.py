@@ -22,6 +22,12 @@ nothing of this repository on the import path (`run_carried_tests`). Pip
 ships no test file, README_Slurm.md, RELEASE.md or BUILD: a patch made from
 pip adds the first two as new files and changes samples of the BUILDs (notes
 say so); for a checkout use --tf-tree.
+
+`--series OUT` writes the same change as a series of `git format-patch`
+files, one pull request each, from the stages stored in SERIES (the last
+one computed from the repository), and prints their sizes; with `--check`
+it applies them with `git am` and tests the tree after each
+(`check_series`). docs/development.md says how to add a stage.
 """
 
 import argparse
@@ -536,6 +542,249 @@ def check(release, tf_tree=None, root=ROOT, out=sys.stdout):
   return report
 
 
+# The series (--series): the patch as pull requests, each a stage of the
+# repository's files. SERIES holds, in order, NN-slug.txt (the commit
+# message: title, blank line, description) for every stage and NN-slug.diff
+# (`git diff` of the repository's files against the previous stage) for
+# every stage but the last. Stage 0 is the tree's module and TEST; the last
+# stage is the repository itself, so the series ends at the patch.
+SERIES = 'tools/tf_series'
+SERIES_DATE = '2026-01-01T00:00:00+00:00'  # Commits' dates, for stable files.
+PRODUCT_LIMIT = 300  # Product lines a pull request should add at most.
+
+
+def series_stages(root=ROOT):
+  """[(name, commit message, diff or None)] of SERIES, in order.
+
+  Raises:
+    PatchError: if a stage but the last lacks its diff, or the last has one.
+  """
+  folder = os.path.join(root, SERIES)
+  names = sorted(n[:-4] for n in os.listdir(folder) if n.endswith('.txt'))
+  stages = [(n, _read(folder, n + '.txt'), _read(folder, n + '.diff'))
+            for n in names]
+  if not stages or stages[-1][2] is not None:
+    raise PatchError('%s: the last stage is the repository: it has a message '
+                     'and no diff' % SERIES)
+  missing = [n + '.diff' for n, _, diff in stages[:-1] if diff is None]
+  if missing:
+    raise PatchError('%s lacks %s' % (SERIES, ', '.join(missing)))
+  return stages
+
+
+def series_base(base, root=ROOT):
+  """`base` with TEST, TensorFlow's own (the repository's copy) if it lacks it.
+
+  Pip ships no test file; the series keeps TEST unchanged from its start.
+  """
+  files = dict(base)
+  if files.get(TEST) is None:
+    files[TEST] = _read(root, TEST)
+  return files
+
+
+def _files_under(folder):
+  """{path relative to `folder`: text} of every file under it."""
+  found = {}
+  for dirpath, _, filenames in os.walk(folder):
+    for name in filenames:
+      path = os.path.relpath(os.path.join(dirpath, name), folder)
+      found[path.replace(os.sep, '/')] = _read(folder, path)
+  return found
+
+
+def stored_stages(base, diffs):
+  """The repository's files at each stored stage, from `base` (series_base).
+
+  Args:
+    base: the tree's files; stage 0 is its MODULE and TEST.
+    diffs: the stored stages' diffs, in order.
+
+  Returns:
+    [{path: text}], one per diff.
+  """
+  states = []
+  with tempfile.TemporaryDirectory() as folder:
+    _write(folder, {MODULE: base[MODULE], TEST: base[TEST]})
+    for diff in diffs:
+      try:
+        _git(folder, 'apply', '--whitespace=nowarn', '-', input=diff)
+      except subprocess.CalledProcessError as e:
+        raise PatchError('stage %d of %s does not apply: %s' %
+                         (len(states) + 1, SERIES, e.stderr)) from e
+      states.append(_files_under(folder))
+  return states
+
+
+def stage_tree_files(release, base, stage):
+  """{path: new text} of the tree's files at a stored stage.
+
+  A stored stage changes cluster_resolver/ only: its slurm_* files,
+  README_Slurm.md and the class goldens as the stage has them; BUILD with
+  the stage's slurm_* targets (splice_build), if the stage has a BUILD; and
+  the stage's release note under a new heading in RELEASE.md, if it has one.
+  """
+  new = {p: t for p, t in stage.items()
+         if p == README or p in GOLDENS or (
+             p.startswith(PACKAGE + '/slurm_') and p.endswith('.py'))}
+  if BUILD in stage:
+    new[BUILD] = splice_build(base[BUILD], stage[BUILD], BUILD)
+  if RELEASE_NOTE in stage and base.get(RELEASE_NOTES) is not None:
+    new[RELEASE_NOTES] = insert_release_note(
+        base[RELEASE_NOTES], stage[RELEASE_NOTE], release)
+  return new
+
+
+def series_trees(release, base, root=ROOT):
+  """[(commit message, {path: text or None})]: the tree after each patch.
+
+  `base` is series_base's. A path a stage no longer has is None.
+  """
+  stages = series_stages(root)
+  states = stored_stages(base, [diff for _, _, diff in stages[:-1]])
+  trees = [stage_tree_files(release, base, s) for s in states]
+  trees.append(patched_files(release, base, root)[0])
+  result, before = [], {}
+  for (_, message, _), files in zip(stages, trees):
+    tree = dict(base)
+    tree.update({p: t for p, t in files.items() if t is not None})
+    tree.update({p: None for p in before if tree.get(p) is None})
+    result.append((message, tree))
+    before = tree
+  return result
+
+
+def _series_env():
+  return dict(os.environ, GIT_AUTHOR_DATE=SERIES_DATE,
+              GIT_COMMITTER_DATE=SERIES_DATE)
+
+
+def write_series(release, base, out, root=ROOT):
+  """Writes the series as `git format-patch` files in `out`; their paths.
+
+  Old NNNN-*.patch files in `out` go first. Raises PatchError if a patch
+  changes nothing.
+  """
+  os.makedirs(out, exist_ok=True)
+  for name in os.listdir(out):
+    if re.match(r'\d{4}-.*\.patch$', name):
+      os.remove(os.path.join(out, name))
+  with tempfile.TemporaryDirectory() as tree:
+    write_tree(base, tree)
+    start = _git(tree, 'rev-parse', 'HEAD').strip()
+    for message, files in series_trees(release, base, root):
+      _write(tree, files)
+      for path in [p for p, t in files.items() if t is None]:
+        if os.path.exists(os.path.join(tree, path)):
+          os.remove(os.path.join(tree, path))
+      _git(tree, 'add', '-A')
+      if not _git(tree, 'status', '--porcelain'):
+        raise PatchError('the patch %r changes nothing' %
+                         message.split('\n', 1)[0])
+      _git(tree, 'commit', '-q', '-F', '-', input=message, env=_series_env())
+    names = _git(tree, 'format-patch', '--zero-commit', '--no-signature',
+                 '--no-renames', '-o', os.path.abspath(out),
+                 start + '..HEAD', env=_series_env()).split()
+  return names
+
+
+def _is_test(path):
+  name = os.path.basename(path)
+  return name.endswith('_test.py') or name.endswith('test_util.py')
+
+
+def patch_counts(patch):
+  """{'product', 'test', 'other'}: the lines a patch file adds, by kind.
+
+  Product lines are those of .py files that are not tests or test
+  utilities (docstrings and comments included).
+  """
+  counts = {'product': 0, 'test': 0, 'other': 0}
+  kind = 'other'
+  for line in patch.splitlines():
+    if line.startswith('diff --git '):
+      path = line.split(' b/', 1)[1]
+      kind = ('other' if not path.endswith('.py') else
+              'test' if _is_test(path) else 'product')
+    elif line.startswith('+') and not line.startswith('+++ '):
+      counts[kind] += 1
+  return counts
+
+
+def patch_title(patch):
+  match = re.search(r'^Subject: \[PATCH[^\]]*\] (.*(?:\n .*)*)', patch, re.M)
+  return match.group(1).replace('\n ', ' ') if match else '?'
+
+
+def series_table(paths):
+  """The table of the series' patches: title and lines added, by kind."""
+  rows = ['patch  product  test  other  title']
+  for path in paths:
+    with open(path, encoding='utf-8') as f:
+      patch = f.read()
+    counts = patch_counts(patch)
+    flag = ' (over %d)' % PRODUCT_LIMIT if counts[
+        'product'] > PRODUCT_LIMIT else ''
+    rows.append('%5s  %7d  %4d  %5d  %s%s' % (
+        os.path.basename(path)[:4], counts['product'], counts['test'],
+        counts['other'], patch_title(patch), flag))
+  return '\n'.join(rows) + '\n'
+
+
+def check_series(release, base, paths, description, root=ROOT,
+                 out=sys.stdout):
+  """Applies the series with `git am` to a scratch tree and tests each stage.
+
+  After each patch: TEST is unchanged, and every carried test of the tree
+  (TEST among them) passes; after the last, the tree's files are the single
+  patch's (make_patch) applied to the tree.
+
+  Args:
+    release: as RELEASES.
+    base: the tree's files (base_files), without series_base's TEST.
+    paths: the patch files, in order (write_series).
+    description: of the tree, for the messages.
+    root: this repository.
+    out: where the results go.
+
+  Raises:
+    PatchError: if a patch does not apply, changes TEST, or a test fails.
+  """
+  start = series_base(base, root)
+  with tempfile.TemporaryDirectory() as scratch:
+    tree, single = (os.path.join(scratch, d) for d in ('series', 'single'))
+    write_tree(start, tree)
+    for path in paths:
+      try:
+        _git(tree, 'am', '-q', os.path.abspath(path))
+      except subprocess.CalledProcessError as e:
+        raise PatchError('%s does not apply with git am: %s' %
+                         (path, e.stdout + e.stderr)) from e
+      if _read(tree, TEST) != start[TEST]:
+        raise PatchError('%s changes %s' % (path, TEST))
+      report = run_carried_tests(tree)
+      out.write('OK: %s applies; %s\n' % (os.path.basename(path), ', '.join(
+          '%s %d tests' % (n.rsplit('.', 1)[1], c['run'])
+          for n, c in sorted(report['tests'].items()))))
+    write_tree(base, single)
+    git_apply(single, make_patch(release, base, description, root)[0])
+    differing = differing_files(tree, single)
+    if differing:
+      raise PatchError('the series and the single patch differ: %s' %
+                       differing)
+  out.write('OK: after the last patch the tree is the single patch\'s\n')
+
+
+def series_main(release, tf_tree, out, check_too):
+  """--series: writes the series in `out`, prints its table, checks it."""
+  base, description = base_files(release, tf_tree)
+  paths = write_series(release, series_base(base), out)
+  sys.stdout.write(series_table(paths))
+  if check_too:
+    check_series(release, base, paths, description)
+  return 0
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(
       description=__doc__.split('\n', maxsplit=1)[0])
@@ -545,9 +794,16 @@ def main(argv=None):
   parser.add_argument('--out', help='the patch file (default: stdout)')
   parser.add_argument('--check', action='store_true',
                       help='apply the patch to scratch copies of the tree '
-                      'with git apply and patch -p1 and run its tests there')
+                      'with git apply and patch -p1 and run its tests there '
+                      '(with --series: apply the series with git am and '
+                      'test it after each patch)')
+  parser.add_argument('--series', metavar='OUT', help='write the patch as a '
+                      'series of git format-patch files in OUT instead')
   args = parser.parse_args(argv)
   try:
+    if args.series:
+      return series_main(args.tf_version, args.tf_tree, args.series,
+                         args.check)
     if args.check:
       check(args.tf_version, args.tf_tree)
       return 0
