@@ -619,16 +619,17 @@ def stored_stages(base, diffs):
 def stage_tree_files(release, base, stage):
   """{path: new text} of the tree's files at a stored stage.
 
-  A stored stage changes cluster_resolver/ only: its slurm_* files,
-  README_Slurm.md and the class goldens as the stage has them; BUILD with
-  the stage's slurm_* targets (splice_build), if the stage has a BUILD; and
+  A stored stage changes the slurm_* files of PACKAGES, README_Slurm.md and
+  the class goldens as the stage has them; each package's BUILD with the
+  stage's slurm_* targets (splice_build), if the stage has that BUILD; and
   the stage's release note under a new heading in RELEASE.md, if it has one.
   """
   new = {p: t for p, t in stage.items()
-         if p == README or p in GOLDENS or (
-             p.startswith(PACKAGE + '/slurm_') and p.endswith('.py'))}
-  if BUILD in stage:
-    new[BUILD] = splice_build(base[BUILD], stage[BUILD], BUILD)
+         if p == README or p in GOLDENS or (p.endswith('.py') and any(
+             p.startswith(package + '/slurm_') for package in PACKAGES))}
+  for path in BUILDS:
+    if path in stage:
+      new[path] = splice_build(base[path], stage[path], path)
   if RELEASE_NOTE in stage and base.get(RELEASE_NOTES) is not None:
     new[RELEASE_NOTES] = insert_release_note(
         base[RELEASE_NOTES], stage[RELEASE_NOTE], release)
