@@ -19,9 +19,9 @@ in the order `scontrol show hostnames` prints them, and
 `expand_tasks_per_node` turns `4(x2),1` into counts, and `parse_int` reads
 one number. All are pure functions that refuse malformed or oversized input
 before allocating anything large.
-The resolver's other layers run commands (`run_command`: nvidia-smi,
-scontrol) and read files (`read_regular_file`) only through this module,
-within bounds of time and size.
+The resolver's other layers run commands (`run_command`: nvidia-smi) and
+read files (`read_regular_file`: slurm.conf, SLURM_HOSTFILE) only through
+this module, within bounds of time and size.
 """
 
 import itertools
@@ -35,12 +35,12 @@ import time
 # The most names one list may expand to. Slurm sets no total, but no step has
 # more nodes (or tasks) than this.
 MAX_HOSTS = 1024 * 1024
-# How long a command run here (scontrol, nvidia-smi) may take. scontrol's
-# calls to slurmctld time out after MessageTimeout (10 s by default); within
-# the KillWait (30 s by default) after SIGTERM there is time for two.
+# How long a command run here may take: as long as a Slurm client's call to
+# slurmctld (MessageTimeout, 10 s by default); within the KillWait (30 s by
+# default) after SIGTERM there is time for two.
 SUBPROCESS_TIMEOUT_SECS = 10
 # The most output a command run here may print, and the largest slurm.conf
-# read: far beyond `scontrol show hostnames` of a step of MAX_HOSTS nodes.
+# read: far beyond a list of MAX_HOSTS host names.
 MAX_READ_BYTES = 16 * 1024 * 1024
 # Slurm refuses a bracket range (`LO-HI`) of more hosts than this, and a
 # bracket group other than the last of more hosts in all (_MAX_RANGE and
