@@ -146,8 +146,8 @@ def _write_summary(environ, step, resolution, out):
   out.write('Variables read:\n')
   mpi = step.launcher in slurm_launcher.MPI_LAUNCHERS
   for name in sorted(environ):
-    if (_READ_RE.fullmatch(name) and (mpi or name not in _MPI_ONLY)
-        or mpi and name in launchers.VARIABLES):
+    read = _READ_RE.fullmatch(name) or name in launchers.VARIABLES
+    if read and (mpi or name not in _MPI_ONLY):
       out.write('  %s=%s\n' % (name, environ[name]))
   out.write('Launcher: %s\n' % (step.launcher or 'srun'))
   out.write('Nodes, as Slurm numbers them: %s\n' % ' '.join(step.nodes))
