@@ -287,7 +287,7 @@ class SlurmTerminationConfig(slurm_termination_config.SlurmTerminationConfig):
 
   def _install_handlers(self):
     """The core's handlers, remembering the Python handlers before them."""
-    for number in (self.warning_signal, signal.SIGTERM):
+    for number in self._watched_signals():
       previous = signal.getsignal(number)
       # Not when installing again (bound methods compare equal, not same).
       # pylint: disable-next=comparison-with-callable

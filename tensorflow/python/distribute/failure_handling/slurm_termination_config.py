@@ -71,8 +71,11 @@ class SlurmTerminationConfig(failure_handling.TerminationConfig):
     self._install_handlers()
     return self._stop_received
 
+  def _watched_signals(self):
+    return (self.warning_signal, signal.SIGTERM)
+
   def _install_handlers(self):
-    for number in (self.warning_signal, signal.SIGTERM):
+    for number in self._watched_signals():
       signal.signal(number, self._on_signal)
 
   def _on_signal(self, signum, frame):
