@@ -7,9 +7,11 @@ against a tree rebuilt from pip TensorFlow 2.21 (`pip_tree`), applied with
 tests run over pip TensorFlow with the tree's
 modules, nothing of this repository on the import path. The BUILD splice
 and the release note are checked on samples in the shape of TensorFlow's
-files.
+files. The companion's patch (tf_slurm) is applied with `git am` to a tree
+that carries the core, and its tests run there.
 """
 
+import io
 import os
 import re
 import shutil
@@ -330,6 +332,98 @@ class TreeAndFilesTest(absltest.TestCase):
     with self.assertRaisesRegex(
         mtp.PatchError, re.escape('cluster_resolver.slurm_b_test: 1 failures')):
       mtp.run_carried_tests(self.make_tree(files))
+
+
+# In the shape of TensorFlow 2.21's tensorflow/BUILD, where its internal
+# targets' visibility is declared.
+_TREE_TOP_BUILD = '''\
+package_group(
+    name = "internal",
+    packages = [
+        "//devtools/python/indexer/...",
+        "//tensorflow/...",
+        "//third_party/py/keras/...",
+    ],
+)
+
+package_group(
+    name = "ndarray_tensor_allow_list",
+    packages = [
+        "//third_party/py/courier/...",
+    ],
+)
+'''
+
+
+class CompanionPatchTest(absltest.TestCase):
+  """The companion as one patch for a tree that carries the core."""
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    cls.base = mtp.pip_tree(_RELEASE)
+    cls.base[mtp.VISIBILITY] = _TREE_TOP_BUILD
+    cls.patch, cls.notes = mtp.make_companion(_RELEASE, cls.base)
+    cls.tree = os.path.join(absltest.get_default_test_tmpdir(), 'companion')
+    shutil.rmtree(cls.tree, ignore_errors=True)
+    mtp._commit_core(_RELEASE, cls.base, cls.tree, mtp.ROOT)
+    mtp._git(cls.tree, 'am', '-q', input=cls.patch)
+
+  def testTitleIsTheMessagesFirstLine(self):
+    self.assertEqual(
+        _read(mtp.ROOT, mtp.COMPANION_MESSAGE).split('\n', 1)[0],
+        mtp.patch_title(self.patch))
+
+  def testAddsTheCompanionsFilesAsTheRepositoryHasThem(self):
+    added = mtp._git(self.tree, 'diff', '--name-only', '--diff-filter=A',
+                     'HEAD~1', 'HEAD').split()
+    self.assertCountEqual(added, mtp.companion_files())
+    for path, text in mtp.companion_files().items():
+      self.assertEqual(_read(self.tree, path), text, path)
+
+  def testTheCompanionJoinsTheInternalPackageGroupOnly(self):
+    changed = mtp._git(self.tree, 'diff', '--name-only', '--diff-filter=M',
+                       'HEAD~1', 'HEAD').split()
+    self.assertEqual(changed, [mtp.VISIBILITY])
+    self.assertEqual(
+        _read(self.tree, mtp.VISIBILITY),
+        _TREE_TOP_BUILD.replace('        "//third_party/py/keras',
+                                '        "//tf_slurm/...",\n'
+                                '        "//third_party/py/keras', 1))
+
+  def testCompanionTestsPassInTheTreeWithTheCore(self):
+    out = io.StringIO()
+    report = mtp.check_companion(_RELEASE, self.base, self.patch, 'pip',
+                                 out=out)
+    tests = ['tf_slurm.' + os.path.basename(p)[:-3]
+             for p in mtp.companion_files() if p.endswith('_test.py')]
+    self.assertCountEqual(report['tests'], tests)
+    for name, counts in report['tests'].items():
+      self.assertEqual(os.path.basename(counts['file']),
+                       name.split('.')[1] + '.py')
+      self.assertIn('/tree/tf_slurm/', counts['file'])
+      self.assertGreater(counts['run'], counts['skipped'], name)
+      self.assertEqual((counts['failures'], counts['errors']), (0, 0), name)
+    self.assertEqual(
+        out.getvalue().splitlines()[0],
+        'OK: the companion applies with git am after the core, to pip')
+
+  def testTreeWithoutTheTopBuildGetsANote(self):
+    base = dict(self.base)
+    del base[mtp.VISIBILITY]
+    patch, notes = mtp.make_companion(_RELEASE, base)
+    self.assertNotIn('diff --git a/%s ' % mtp.VISIBILITY, patch)
+    self.assertLen(notes, 1)
+    self.assertIn('"//tf_slurm/..."', notes[0])
+
+  def testJoiningTwiceChangesNothing(self):
+    once = mtp.with_companion_visible(_TREE_TOP_BUILD)
+    self.assertEqual(mtp.with_companion_visible(once), once)
+
+  def testTopBuildWithoutTheInternalGroupIsRefused(self):
+    with self.assertRaisesRegex(mtp.PatchError, 'package_group "internal"'):
+      mtp.with_companion_visible(_TREE_TOP_BUILD.replace('"internal"',
+                                                         '"others"'))
 
 
 if __name__ == '__main__':

@@ -28,6 +28,11 @@ files, one pull request each, from the stages stored in SERIES (the last
 one computed from the repository), and prints their sizes; with `--check`
 it applies them with `git am` and tests the tree after each
 (`check_series`). docs/development.md says how to add a stage.
+
+`--companion FILE` writes the companion (COMPANION) as one `git
+format-patch` file to apply after the core; with `--check` it applies the
+core and then the companion with `git am` and runs the companion's tests
+(`check_companion`).
 """
 
 import argparse
@@ -464,8 +469,12 @@ print('CARRIED-TESTS ' + json.dumps(report))
 '''
 
 
-def run_carried_tests(tree, timeout=1200):
+def run_carried_tests(tree, timeout=1200, companion=False):
   """Runs every slurm_*_test.py of PACKAGES in a patched tree.
+
+  With `companion`, the tree's COMPANION is importable too (it lies beside
+  tensorflow/, which must not be on the import path) and its *_test.py
+  files run instead.
 
   Returns {'sources': {symbol: the file of tf.<symbol>, or None}, for
   SlurmClusterResolver, 'v1_is_v2', 'tests': {module:
@@ -479,10 +488,17 @@ def run_carried_tests(tree, timeout=1200):
   symbols = [api_golden.SYMBOL]
   with tempfile.TemporaryDirectory() as scratch:
     python = _bare_python(os.path.join(scratch, 'venv'), overlay_root=tree)
+    env = _quiet_env(TEST_TMPDIR=scratch)
+    if companion:
+      modules = ['%s.%s' % (COMPANION, n[:-3]) for n in sorted(
+          os.listdir(os.path.join(tree, COMPANION))) if n.endswith('_test.py')]
+      os.mkdir(os.path.join(scratch, 'path'))
+      os.symlink(os.path.join(tree, COMPANION),
+                 os.path.join(scratch, 'path', COMPANION))
+      env['PYTHONPATH'] = os.path.join(scratch, 'path')
     result = subprocess.run(
         [python, '-c', _RUN_TESTS, json.dumps(symbols)] + modules, cwd=scratch,
-        env=_quiet_env(TEST_TMPDIR=scratch),
-        capture_output=True, text=True, check=False, timeout=timeout)
+        env=env, capture_output=True, text=True, check=False, timeout=timeout)
   lines = [l for l in result.stdout.splitlines() if l.startswith('CARRIED-')]
   if result.returncode or not lines:
     raise PatchError('the carried tests did not run (status %d): %s' %
@@ -510,7 +526,7 @@ def base_files(release, tf_tree=None, root=ROOT):
   """(the files the patch changes as the tree has them, its description)."""
   if not tf_tree:
     return pip_tree(release), 'a tree rebuilt from pip TensorFlow'
-  paths = list(repo_files(root)) + list(BUILDS) + [RELEASE_NOTES]
+  paths = list(repo_files(root)) + list(BUILDS) + [RELEASE_NOTES, VISIBILITY]
   return tree_files(tf_tree, release, paths), 'the tree at ' + tf_tree
 
 
@@ -776,6 +792,117 @@ def check_series(release, base, paths, description, root=ROOT,
   out.write('OK: after the last patch the tree is the single patch\'s\n')
 
 
+# The companion (--companion): the top-level package COMPANION, for a fork
+# that wants it in its tree too, as one `git format-patch` file to apply
+# after the core (the patch, or the last patch of the series).
+COMPANION = 'tf_slurm'
+COMPANION_MESSAGE = 'tools/tf_companion.txt'  # The patch's commit message.
+# The file of TensorFlow's package_group "internal", which the core's
+# targets are visible to; the companion's package joins it.
+VISIBILITY = 'tensorflow/BUILD'
+_INTERNAL_RE = re.compile(r'^package_group\(\n    name = "internal",\n'
+                          r'    packages = \[\n(.*?)^    \],', re.M | re.S)
+
+
+def companion_files(root=ROOT):
+  """The companion's files as the repository has them (.py and BUILD)."""
+  folder = os.path.join(root, COMPANION)
+  return {COMPANION + '/' + n: _read(folder, n)
+          for n in sorted(os.listdir(folder))
+          if n.endswith('.py') or n == 'BUILD'}
+
+
+def with_companion_visible(build):
+  """tensorflow/BUILD with //COMPANION/... in package_group "internal".
+
+  The entry goes where it sorts among the group's packages.
+
+  Raises:
+    PatchError: if the file has no such group.
+  """
+  match = _INTERNAL_RE.search(build)
+  if not match:
+    raise PatchError('%s has no package_group "internal" in TensorFlow\'s '
+                     'shape to add //%s/... to' % (VISIBILITY, COMPANION))
+  entry = '        "//%s/...",\n' % COMPANION
+  lines = match.group(1).splitlines(True)
+  if entry not in lines:
+    lines.insert(next((i for i, line in enumerate(lines)
+                       if line.strip() > entry.strip()), len(lines)), entry)
+  return build[:match.start(1)] + ''.join(lines) + build[match.end(1):]
+
+
+def _commit_core(release, base, tree, root):
+  """Writes `base` into `tree`, a new git repository, and commits the core."""
+  write_tree(base, tree)
+  _write(tree, patched_files(release, base, root)[0])
+  _git(tree, 'add', '-A')
+  _git(tree, 'commit', '-q', '-m', 'The core', env=_series_env())
+
+
+def make_companion(release, base, root=ROOT):
+  """Returns (the companion's patch, notes) against `base` with the core.
+
+  The patch is one `git format-patch` file, COMPANION_MESSAGE its message:
+  it adds COMPANION's files, and //COMPANION/... to the tree's package_group
+  "internal" (with_companion_visible), if the tree has VISIBILITY.
+  """
+  files = companion_files(root)
+  notes = []
+  if base.get(VISIBILITY) is None:
+    notes.append('the tree has no %s: for Bazel, add "//%s/..." to its '
+                 'package_group "internal"' % (VISIBILITY, COMPANION))
+  else:
+    files[VISIBILITY] = with_companion_visible(base[VISIBILITY])
+  with tempfile.TemporaryDirectory() as tree:
+    _commit_core(release, base, tree, root)
+    _write(tree, files)
+    _git(tree, 'add', '-A')
+    _git(tree, 'commit', '-q', '-F', '-', input=_read(root, COMPANION_MESSAGE),
+         env=_series_env())
+    patch = _git(tree, 'format-patch', '--zero-commit', '--no-signature',
+                 '--no-renames', '--stdout', '-1', 'HEAD', env=_series_env())
+  return patch, notes
+
+
+def check_companion(release, base, patch, description, root=ROOT,
+                    out=sys.stdout):
+  """Applies the companion with `git am` after the core, and runs its tests.
+
+  Returns run_carried_tests' report of the companion's tests.
+
+  Raises:
+    PatchError: if the patch does not apply, or a test fails.
+  """
+  with tempfile.TemporaryDirectory() as scratch:
+    tree = os.path.join(scratch, 'tree')
+    _commit_core(release, base, tree, root)
+    try:
+      _git(tree, 'am', '-q', input=patch)
+    except subprocess.CalledProcessError as e:
+      raise PatchError('the companion does not apply with git am after the '
+                       'core: %s' % (e.stdout + e.stderr)) from e
+    report = run_carried_tests(tree, companion=True)
+  out.write('OK: the companion applies with git am after the core, to %s\n' %
+            description)
+  for name, counts in sorted(report['tests'].items()):
+    out.write('OK: %s: %d tests (%d skipped)\n' %
+              (name, counts['run'], counts['skipped']))
+  return report
+
+
+def companion_main(release, tf_tree, out, check_too):
+  """--companion: writes the companion's patch to `out`, checks it."""
+  base, description = base_files(release, tf_tree)
+  patch, notes = make_companion(release, base)
+  sys.stderr.write(''.join('note: %s\n' % n for n in notes))
+  with open(out, 'w', encoding='utf-8') as f:
+    f.write(patch)
+  if check_too:
+    check_companion(release, base, patch, description)
+  return 0
+
+
 def series_main(release, tf_tree, out, check_too):
   """--series: writes the series in `out`, prints its table, checks it."""
   base, description = base_files(release, tf_tree)
@@ -800,8 +927,15 @@ def main(argv=None):
                       'test it after each patch)')
   parser.add_argument('--series', metavar='OUT', help='write the patch as a '
                       'series of git format-patch files in OUT instead')
+  parser.add_argument('--companion', metavar='FILE', help='write the '
+                      'companion (tf_slurm) as one git format-patch file, to '
+                      'apply after the core, instead (with --check: apply '
+                      'it after the core with git am and run its tests)')
   args = parser.parse_args(argv)
   try:
+    if args.companion:
+      return companion_main(args.tf_version, args.tf_tree, args.companion,
+                            args.check)
     if args.series:
       return series_main(args.tf_version, args.tf_tree, args.series,
                          args.check)
