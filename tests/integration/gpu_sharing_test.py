@@ -14,14 +14,14 @@
 # ==============================================================================
 """GPUs Slurm makes tasks share, and GPUs it holds but does not bind (lab).
 
-What Slurm writes (recorded on 22.05, 24.11 and 26.05; the lab's n9 has
-four GPUs, and no device cgroups):
+What Slurm writes (recorded on 20.11, 22.05, 24.11 and 26.05; the lab's
+n9 has four GPUs, and no device cgroups):
 
 - `--ntasks-per-gpu=2` and `--gpu-bind=single:2` bind one GPU to every two
   tasks of a node, in local index order (SLURMD_TRES_BIND=gpu:single:2 on
-  22.05, gres/gpu:single:2 on 24.11 on). Each task keeps its GPU; those
-  that share it get TF_FORCE_GPU_ALLOW_GROWTH=true, a task alone on its GPU
-  does not.
+  20.11 and 22.05, gres/gpu:single:2 on 24.11 on). Each task keeps its
+  GPU; those that share it get TF_FORCE_GPU_ALLOW_GROWTH=true, a task alone
+  on its GPU does not.
 - `--gpus-per-node=2 --gpu-bind=none`: 22.05 sets neither
   CUDA_VISIBLE_DEVICES nor SLURM_STEP_GPUS, only SLURMD_TRES_BIND=gpu:none
   and SLURM_GPUS_ON_NODE=2; 24.11 on sets both lists (0,1). Either way the
@@ -63,16 +63,12 @@ class GpuSharingTest(absltest.TestCase):
              reports[rank]['allow_growth']) for rank in sorted(reports)]
 
   def test_ntasks_per_gpu_two_share_their_gpu_with_allow_growth(self):
-    if self.lab.series == '20.11':
-      self.skipTest('Slurm 20.11 binds no GPUs per task')
     self.assertEqual([('0', 1, 'true')] * 2,
                      self.gpus_of_every_task('ntasks-per-gpu',
                                              ['-n2', '--ntasks-per-gpu=2']))
 
   def test_gpu_bind_single_two_shares_pairs_and_leaves_the_odd_task_alone(
       self):
-    if self.lab.series == '20.11':
-      self.skipTest('Slurm 20.11 binds no GPUs per task')
     self.assertEqual(
         [('0', 1, 'true'), ('0', 1, 'true'), ('1', 1, None)],
         self.gpus_of_every_task('single-2', [
