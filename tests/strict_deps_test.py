@@ -140,6 +140,9 @@ class ProblemsTest(absltest.TestCase):
         'comp/BUILD': build, 'comp/a.py': 'from comp import b\n',
         'comp/b.py': ''}, packages=(), companions=('comp',)))
 
+  def testPackageWithoutABuildIsReported(self):
+    self.assertEqual(['no %s/BUILD' % _CORE], self.problems({}))
+
   def testDepsThatAreNotAListOfStringsAreReported(self):
     build = ('py_strict_library(name = "slurm_a_py", srcs = ["slurm_a.py"], '
              'deps = select({"//c": []}))\n')

@@ -153,31 +153,30 @@ def _target_problems(root, target_label, target, targets, providers):
   package = target_label[2:].split(':')[0]
   deps = {label(dep, package) for dep in target.deps}
   own = _files(target_label, target)
-  carried = {path for dep in deps if dep in targets
-             for path in own & _files(dep, targets[dep])}
-  used = {dep for dep in deps if dep in targets and
-          own & _files(dep, targets[dep])}
-  problems = []
-  for path in sorted(own - carried):
+  carried = {dep: own & _files(dep, targets[dep])
+             for dep in deps if dep in targets}
+  used = {dep for dep, paths in carried.items() if paths}
+  found = []
+  for path in sorted(own.difference(*carried.values())):
     source = _read(root, path)
     if source is None:
-      problems.append('%s: no %s' % (target_label, path))
+      found.append('%s: no %s' % (target_label, path))
       continue
     for name in imports(source, path, providers):
       need = providers.get(name, set()) - {target_label}
       if name not in providers and name.startswith('tensorflow.'):
-        problems.append('%s imports %s (%s), which no known target provides '
-                        '(tools/strict_deps.py KNOWN_TARGETS)' %
-                        (target_label, name, os.path.basename(path)))
+        found.append('%s imports %s (%s), which no known target provides '
+                     '(tools/strict_deps.py KNOWN_TARGETS)' %
+                     (target_label, name, os.path.basename(path)))
       elif need and not need & deps:
-        problems.append('%s imports %s (%s) without a dep on %s' % (
+        found.append('%s imports %s (%s) without a dep on %s' % (
             target_label, name, os.path.basename(path),
             ' or '.join(sorted(need))))
       used |= need & deps
-  by_label = {l for labels in providers.values() for l in labels}
-  problems += ['%s depends on %s, whose modules its sources do not import' %
-               (target_label, dep) for dep in sorted((deps & by_label) - used)]
-  return problems
+  provided = set().union(*providers.values())
+  found += ['%s depends on %s, whose modules its sources do not import' %
+            (target_label, dep) for dep in sorted((deps & provided) - used)]
+  return found
 
 
 def problems(root, packages, companions=()):
@@ -189,12 +188,15 @@ def problems(root, packages, companions=()):
     companions: packages whose every target is checked.
 
   Returns:
-    A message per missing or unused dep, naming the target and the module.
+    A message per missing or unused dep, naming the target and the module,
+    and per BUILD or source that is missing or cannot be read.
   """
-  targets = {}
+  targets, found = {}, []
   for package in list(packages) + list(companions):
     text = _read(root, package + '/BUILD')
-    if text is not None:
+    if text is None:
+      found.append('no %s/BUILD' % package)
+    else:
       targets.update(build_targets(text, package))
   providers = collections.defaultdict(set)
   for target_label, modules in KNOWN_TARGETS.items():
@@ -204,7 +206,6 @@ def problems(root, packages, companions=()):
     if target.kind != 'filegroup':
       for path in _files(target_label, target):
         providers[module(path)].add(target_label)
-  found = []
   for target_label, target in sorted(targets.items()):
     package, name = target_label[2:].split(':')
     if target.kind != 'filegroup' and (
