@@ -129,12 +129,14 @@ class StagesTest(absltest.TestCase):
         'py_strict_library(name = "slurm_a_py", srcs = ["slurm_a.py"])',
         'tf_py_strict_test(name = "slurm_b_test", srcs = ["slurm_b_test.py"])',
         '']))
+    tree.create_file(mtp.FAILURE_HANDLING + '/BUILD', '')
     tree.create_file(mtp.PACKAGE + '/slurm_a.py', '')
     tree.create_file(mtp.PACKAGE + '/slurm_b_test.py',
                      'from %s import slurm_a\n' % package)
-    with self.assertRaisesRegex(mtp.PatchError, re.escape(
+    with self.assertRaisesRegex(mtp.PatchError, '^%s$' % re.escape(
         '0012-x.patch: the deps are not strict: //%s:slurm_b_test imports '
-        '%s.slurm_a' % (mtp.PACKAGE, package))):
+        '%s.slurm_a (slurm_b_test.py) without a dep on //%s:slurm_a_py' %
+        (mtp.PACKAGE, package, mtp.PACKAGE))):
       mtp.check_strict_deps(tree.full_path, '0012-x.patch')
 
   def testPatchCountsSeparateProductTestAndOtherLines(self):
