@@ -16,9 +16,10 @@
 
 The series is written against a tree rebuilt from pip TensorFlow 2.21 with
 a RELEASE.md, applied with `git am` to a scratch tree and tested after each
-patch (`check_series`): TensorFlow's own test is unchanged and passes, and
-so do the carried tests each patch adds or changes; after the last, every
-carried test, and the tree is the single patch's.
+patch (`check_series`): the Slurm targets' deps are strict, TensorFlow's
+own test is unchanged and passes, and so do the carried tests each patch
+adds or changes; after the last, every carried test, and the tree is the
+single patch's.
 """
 
 import io
@@ -120,6 +121,23 @@ class StagesTest(absltest.TestCase):
     with self.assertRaisesRegex(mtp.PatchError, 'stage 1 of .* does not '
                                 'apply'):
       mtp.stored_stages(base, [diff])
+
+  def testTreeWithAMissingDepIsRefusedNamingPatchTargetAndModule(self):
+    tree = self.create_tempdir()
+    package = mtp.PACKAGE.replace('/', '.')
+    tree.create_file(mtp.BUILD, '\n'.join([
+        'py_strict_library(name = "slurm_a_py", srcs = ["slurm_a.py"])',
+        'tf_py_strict_test(name = "slurm_b_test", srcs = ["slurm_b_test.py"])',
+        '']))
+    tree.create_file(mtp.FAILURE_HANDLING + '/BUILD', '')
+    tree.create_file(mtp.PACKAGE + '/slurm_a.py', '')
+    tree.create_file(mtp.PACKAGE + '/slurm_b_test.py',
+                     'from %s import slurm_a\n' % package)
+    with self.assertRaisesRegex(mtp.PatchError, '^%s$' % re.escape(
+        '0012-x.patch: the deps are not strict: //%s:slurm_b_test imports '
+        '%s.slurm_a (slurm_b_test.py) without a dep on //%s:slurm_a_py' %
+        (mtp.PACKAGE, package, mtp.PACKAGE))):
+      mtp.check_strict_deps(tree.full_path, '0012-x.patch')
 
   def testPatchCountsSeparateProductTestAndOtherLines(self):
     added = [(mtp.MODULE, 3), (mtp.TEST, 2),

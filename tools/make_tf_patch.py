@@ -26,8 +26,9 @@ say so); for a checkout use --tf-tree.
 `--series OUT` writes the same change as a series of `git format-patch`
 files, one pull request each, from the stages stored in SERIES (the last
 one computed from the repository), and prints their sizes; with `--check`
-it applies them with `git am` and tests the tree after each
-(`check_series`). docs/development.md says how to add a stage.
+it applies them with `git am` and, after each, checks the Slurm targets'
+deps (tools/strict_deps.py) and tests the tree (`check_series`).
+docs/development.md says how to add a stage.
 
 `--companion FILE` writes the companion (COMPANION) as one `git
 format-patch` file to apply after the core; with `--check` it applies the
@@ -49,8 +50,10 @@ import tempfile
 
 try:
   from tools import api_golden  # Imported as tools.make_tf_patch.
+  from tools import strict_deps
 except ImportError:
   import api_golden  # Run as a script: tools/ is sys.path[0].
+  import strict_deps
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = 'tensorflow/python/distribute/cluster_resolver'
@@ -748,13 +751,27 @@ def series_table(paths):
   return '\n'.join(rows) + '\n'
 
 
+def check_strict_deps(tree, patch, companions=()):
+  """Raises PatchError naming `patch` if `tree`'s Slurm deps are not strict.
+
+  That is, if a Slurm target's deps (or a target's of `companions`) lack the
+  target of a module its sources import, or have a target whose modules
+  they do not import (strict_deps).
+  """
+  problems = strict_deps.problems(tree, PACKAGES, companions)
+  if problems:
+    raise PatchError('%s: the deps are not strict: %s' %
+                     (patch, '; '.join(problems)))
+
+
 def check_series(release, base, paths, description, root=ROOT,
                  out=sys.stdout):
   """Applies the series with `git am` to a scratch tree and tests each stage.
 
-  After each patch: TEST is unchanged, and every carried test of the tree
-  (TEST among them) passes; after the last, the tree's files are the single
-  patch's (make_patch) applied to the tree.
+  After each patch: TEST is unchanged, the Slurm targets' deps are strict
+  (check_strict_deps), and every carried test of the tree (TEST among them)
+  passes; after the last, the tree's files are the single patch's
+  (make_patch) applied to the tree.
 
   Args:
     release: as RELEASES.
@@ -765,7 +782,8 @@ def check_series(release, base, paths, description, root=ROOT,
     out: where the results go.
 
   Raises:
-    PatchError: if a patch does not apply, changes TEST, or a test fails.
+    PatchError: if a patch does not apply, changes TEST, leaves deps that are
+      not strict, or a test fails.
   """
   start = series_base(base, root)
   with tempfile.TemporaryDirectory() as scratch:
@@ -779,6 +797,7 @@ def check_series(release, base, paths, description, root=ROOT,
                          (path, e.stdout + e.stderr)) from e
       if _read(tree, TEST) != start[TEST]:
         raise PatchError('%s changes %s' % (path, TEST))
+      check_strict_deps(tree, os.path.basename(path))
       report = run_carried_tests(tree)
       out.write('OK: %s applies; %s\n' % (os.path.basename(path), ', '.join(
           '%s %d tests' % (n.rsplit('.', 1)[1], c['run'])
@@ -872,7 +891,8 @@ def check_companion(release, base, patch, description, root=ROOT,
   Returns run_carried_tests' report of the companion's tests.
 
   Raises:
-    PatchError: if the patch does not apply, or a test fails.
+    PatchError: if the patch does not apply, leaves deps that are not strict
+      (check_strict_deps), or a test fails.
   """
   with tempfile.TemporaryDirectory() as scratch:
     tree = os.path.join(scratch, 'tree')
@@ -882,6 +902,7 @@ def check_companion(release, base, patch, description, root=ROOT,
     except subprocess.CalledProcessError as e:
       raise PatchError('the companion does not apply with git am after the '
                        'core: %s' % (e.stdout + e.stderr)) from e
+    check_strict_deps(tree, 'the companion', (COMPANION,))
     report = run_carried_tests(tree, companion=True)
   out.write('OK: the companion applies with git am after the core, to %s\n' %
             description)
