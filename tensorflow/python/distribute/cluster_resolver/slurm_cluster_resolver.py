@@ -511,8 +511,7 @@ class SlurmClusterResolver(ClusterResolver):
     set (if `auto_set_gpu`) only after every check passed, and on any error
     the environment is left as it was.
 
-    It reads the environment variables `slurm_step.VARIABLES` lists (the
-    explain command shows their values in a task). It sets
+    It reads the environment variables `slurm_step.VARIABLES` lists. It sets
     `CUDA_VISIBLE_DEVICES`, `TF_FORCE_GPU_ALLOW_GROWTH` where tasks share a
     GPU, and `GPU_DEVICE_ORDINAL` (as Slurm does) where it gives the task
     part of the node's GPUs and that is unset: constructed again, in this
@@ -525,7 +524,8 @@ class SlurmClusterResolver(ClusterResolver):
     Args:
       jobs: Dictionary with job names as key and number of tasks in the job as
         value. Defaults to as many 'worker's as there are tasks in the step.
-        Tasks are handed to jobs in sorted job-name order.
+        Tasks are handed to jobs in sorted job-name order; a job of 0 tasks
+        is left out of the cluster.
       port_base: The first port number to start with for processes on a node;
         a task's port is `port_base` plus its index among the step's tasks on
         its node. 'reserved' takes the ports `srun --resv-ports=N` reserved
@@ -542,7 +542,8 @@ class SlurmClusterResolver(ClusterResolver):
         that is 0 and neither count was given, each task gets one GPU,
         shared round-robin with the other tasks of its node (which then set
         TF_FORCE_GPU_ALLOW_GROWTH=true unless it is set). A given value must
-        fit the busiest node of the step.
+        fit the busiest node of the step. The node's GPUs are dealt by their
+        ids, as Slurm lists them.
       tasks_per_node: Number of tasks running on each node: an int, or a dict
         mapping host names to task counts. Defaults to Slurm's
         `SLURM_STEP_TASKS_PER_NODE` (`SLURM_TASKS_PER_NODE` in a batch
@@ -564,7 +565,8 @@ class SlurmClusterResolver(ClusterResolver):
       RuntimeError: If more GPUs per node or a different number of tasks are
         requested than Slurm assigned, or the Slurm environment is missing or
         inconsistent.
-      ValueError: If an argument or a Slurm variable is malformed.
+      ValueError: If an argument or a Slurm variable is malformed, naming it
+        and its value.
     """
     if tasks_per_node is not None and not isinstance(tasks_per_node, Mapping):
       slurm_step.check_int('tasks_per_node', tasks_per_node, 1,

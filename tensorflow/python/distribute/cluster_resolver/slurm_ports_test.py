@@ -25,7 +25,9 @@ import re
 from absl.testing import absltest
 from absl.testing import parameterized
 
+from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
+from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
 
@@ -60,6 +62,18 @@ class PortTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertResolverFails(
         RuntimeError, r'SLURM_STEP_RESV_PORTS.*srun --resv-ports',
         port_base='reserved')
+
+  def testReservedForTheRanksOfAnMpiLauncherIsValueErrorNamingIt(self):
+    # A reader of mpirun's launches (`_read_step`) gives the ranks' step; the
+    # reserved ports there are those of the launcher's daemon step.
+    step = slurm_step.SlurmStep(nodes=('n1', 'n2'), tasks_per_node=(2, 2),
+                                rank_nodes=(0, 0, 1, 1), task_index=0,
+                                reserved_ports=(12000, 12001),
+                                launcher='mpirun')
+    with self.assertRaisesRegex(
+        ValueError, r"port_base='reserved' under mpirun: .*srun --resv-ports"):
+      slurm_cluster_resolver.resolve(step, None, 'reserved', 0, None,
+                                     slurm_step.SlurmGpus)
 
   @parameterized.named_parameters(('_on_the_busiest_node', 1, '12000'),
                                   ('_on_another_node', 3, '12000-12001'))

@@ -19,12 +19,16 @@ makes of it: every task's address (its node, 8888 + its index on the node)
 and its job:index.
 """
 
+import dataclasses
 import os
+from unittest import mock
 
 from absl.testing import absltest
 from absl.testing import parameterized
 
+from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
+from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
 from tensorflow.python.training import server_lib
@@ -161,6 +165,14 @@ class JobsTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertWorkers(['a:8888', 'a:8889', 'b:8888'], resolver)
     self.assertEqual(('worker', 2), resolver.get_task_info())
 
+  def testTasksPerNodePassedAreLaidOutAsSlurmLaidOutTheStep(self):
+    self.use_env(step_env('n[1-2]', '2(x2)', 'n1 n2 n1 n2', 0,
+                          SLURM_DISTRIBUTION='cyclic'))
+    resolver = SlurmClusterResolver(tasks_per_node={'n1': 2, 'n2': 2},
+                                    gpus_per_node=0)
+    self.assertWorkers(['n1:8888', 'n2:8888', 'n1:8889', 'n2:8889'],
+                       resolver)
+
   @parameterized.named_parameters(('_more', {'worker': 4}, 4),
                                   ('_fewer', {'ps': 1, 'worker': 1}, 2))
   def testTaskCountOtherThanSlurmsIsRuntimeErrorWithBothNumbers(
@@ -278,6 +290,21 @@ class ResolverApiTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual({'worker': ['n1:8888', 'n2:8888']},
                      OtherHosts(auto_set_gpu=False).cluster_spec().as_dict())
 
+  def testSubclassMayReadTheStepOfAnotherLaunch(self):
+
+    class OtherLaunch(SlurmClusterResolver):
+
+      def _read_step(self, environ, tasks_per_node):
+        del environ, tasks_per_node  # Not Slurm's step: a launch of its own.
+        return slurm_step.SlurmStep(nodes=('a1', 'a2'), tasks_per_node=(1, 2),
+                                    rank_nodes=(0, 1, 1), task_index=2,
+                                    launcher='mpirun')
+
+    self.use_env({'CUDA_VISIBLE_DEVICES': ''})
+    resolver = OtherLaunch()
+    self.assertWorkers(['a1:8888', 'a2:8888', 'a2:8889'], resolver)
+    self.assertEqual(('worker', 2), resolver.get_task_info())
+
   def testEnvironmentIsEmpty(self):
     self.use_env(step_env('n1', '1', 'n1', 0))
     self.assertEqual('', SlurmClusterResolver().environment)
@@ -307,6 +334,53 @@ class ResolverApiTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual(from_dict.as_cluster_def(), spec.as_cluster_def())
     self.assertEqual(sorted(spec.jobs), list(spec.as_cluster_def().job[i].name
                                              for i in range(len(spec.jobs))))
+
+
+class ResolveTest(slurm_resolver_test_util.ResolverTestCase):
+  """resolve(): a step to its cluster, this task's role and its GPUs."""
+
+  def setUp(self):
+    super().setUp()
+    # Rank 2 of a cyclic step of 2 and 1 tasks on n9 and n10, whose node has
+    # GPUs 0 and 1.
+    self.step = slurm_step.SlurmStep(
+        nodes=('n9', 'n10'), tasks_per_node=(2, 1), rank_nodes=(0, 1, 0),
+        task_index=2, gpus=slurm_step.SlurmGpus(visible=('0', '1')))
+    self.unnamed_gpus = mock.Mock(return_value=slurm_step.SlurmGpus())
+
+  def resolve(self, step=None, jobs=None):
+    return slurm_cluster_resolver.resolve(step or self.step, jobs, 8888, None,
+                                          None, self.unnamed_gpus)
+
+  def testStepIsMappedToTheClusterThisTasksRoleAndGpus(self):
+    resolution = self.resolve(jobs={'ps': 1, 'worker': 2})
+    self.assertEqual((('ps', ('n9:8888',)), ('worker', ('n10:8888',
+                                                         'n9:8889'))),
+                     resolution.cluster)
+    self.assertEqual(('worker', 1),
+                     (resolution.task_type, resolution.task_id))
+    self.assertEqual(('n9:8888', 'n10:8888', 'n9:8889'), resolution.addresses)
+    self.assertEqual(('1',), resolution.gpus.task_gpus)
+
+  def testEnvironmentIsNeitherReadNorChanged(self):
+    self.use_env({})
+    expected = self.resolve()
+    self.use_env(step_env('x[1-5]', '1(x5)', 'x1 x2 x3 x4 x5', 0,
+                          CUDA_VISIBLE_DEVICES='7'))
+    before = dict(os.environ)
+    self.assertEqual(expected, self.resolve())
+    self.assertEqual(before, dict(os.environ))
+
+  def testUnnamedGpusAreAskedForOnlyWhereNoVariableNamesAny(self):
+    self.resolve()
+    self.unnamed_gpus.assert_not_called()
+    self.resolve(dataclasses.replace(self.step, gpus=slurm_step.SlurmGpus()))
+    self.unnamed_gpus.assert_called_once_with()
+
+  def testResolutionIsFrozen(self):
+    resolution = self.resolve()
+    with self.assertRaises(dataclasses.FrozenInstanceError):
+      resolution.task_id = 0
 
 
 if __name__ == '__main__':

@@ -286,6 +286,10 @@ def _parse_distribution(distribution, plane_size):
     distribution: `SLURM_DISTRIBUTION`, e.g. 'cyclic', 'block:cyclic',
       'plane', 'arbitrary'; None when unset (Slurm's default is block).
     plane_size: `SLURM_DIST_PLANESIZE`, or None.
+
+  Raises:
+    ValueError: If the distribution is unknown, or a plane size malformed.
+    RuntimeError: If a plane distribution has no plane size.
   """
   node_level = _node_level(distribution)
   if node_level in ('', 'block', '*', 'unknown'):
@@ -420,6 +424,7 @@ _JOB_VARIABLES = _StepVariables(
 
 
 def _require(environ, name, hint=''):
+  """Returns `environ[name]`; a RuntimeError names it, and `hint`, if unset."""
   try:
     return environ[name]
   except KeyError:
@@ -562,12 +567,12 @@ def _layout(environ, nodes, counts, counts_source, expand, is_batch):
   return nodes, counts, tuple(rank_nodes), None, False
 
 
-def _parse_variable(name, value, parse, where=''):
+def _parse_variable(name, value, parse):
   """Returns `parse(value)`; a ValueError names the variable and its value."""
   try:
     return parse(value)
   except ValueError as e:
-    raise ValueError('%s=%r%s: %s' % (name, value, where, e)) from None
+    raise ValueError('%s=%r: %s' % (name, value, e)) from None
 
 
 def _check_counts(nodes, counts, source):
@@ -887,7 +892,9 @@ def read_gpus(environ):
   alone means that this task has none. Under `--gpu-bind=none` Slurm 22.05
   names none of the step's GPUs either, and says only how many it holds on
   the node (`SLURM_GPUS_ON_NODE`): with device cgroups, every task sees
-  exactly those, as CUDA devices 0..N-1.
+  exactly those, as CUDA devices 0..N-1. Where Slurm binds GPUs to tasks
+  (`--gpus-per-task`, `--gpu-bind`: `SLURMD_TRES_BIND`), the task sees its
+  own, fewer than Slurm gave the node.
   """
   on_node = environ.get('SLURM_GPUS_ON_NODE')
   if on_node is not None:
