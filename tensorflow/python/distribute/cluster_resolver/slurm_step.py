@@ -536,14 +536,17 @@ def _node_major_index(environ, nodes, counts):
   return sum(counts[:node]) + local
 
 
-def _layout(environ, nodes, counts, counts_source, expand, is_batch):
+def _layout(environ, nodes, counts, counts_source, expand, variables):
   """Orders the nodes as Slurm numbers them and places every rank.
+
+  `variables` (a `_StepVariables`) are those the nodes and counts came from.
 
   Returns:
     (nodes, counts, rank_nodes, the heterogeneous component of every node or
     None, whether tasks are numbered node by node:
     `_node_major_index`), as in `SlurmStep`.
   """
+  is_batch = variables.is_batch
   components = None if is_batch else _het_components(environ, nodes, expand)
   if components is not None:
     # Ranks run over the components in order, block-wise: the nodes are put
@@ -560,10 +563,10 @@ def _layout(environ, nodes, counts, counts_source, expand, is_batch):
             kind == 'block' and not is_batch)
   hostfile = _require(environ, 'SLURM_HOSTFILE',
                       ' SLURM_DISTRIBUTION=arbitrary needs it.')
-  variable = 'SLURM_JOB_NODELIST' if is_batch else 'SLURM_STEP_NODELIST'
+  nodelist = variables.nodelist_var
   rank_nodes = _hostfile_rank_nodes(
       hostfile, nodes, counts, counts_source, expand,
-      '%s=%r' % (variable, environ.get(variable)))
+      '%s=%r' % (nodelist, environ.get(nodelist)))
   return nodes, counts, tuple(rank_nodes), None, False
 
 
@@ -1202,8 +1205,7 @@ def read_step(environ,
   _check_num_tasks(environ, variables, total, counts_source)
   _check_distinct(nodes, variables, environ)
   nodes, counts, rank_nodes, node_components, by_node = (
-      _layout(environ, nodes, counts, counts_source, expand,
-              variables.is_batch))
+      _layout(environ, nodes, counts, counts_source, expand, variables))
   procid = slurm_hostlist.parse_int('SLURM_PROCID', environ['SLURM_PROCID'],
                                     0, MAX_TASKS - 1)
   if procid >= total:
