@@ -29,7 +29,7 @@ from tools import strict_deps
 
 _CORE = mtp.PACKAGE
 _CORE_MODULE = _CORE.replace('/', '.')
-_COMPANION = 'tf_slurm'
+_COMPANION = mtp.COMPANION
 
 
 class RepositoryTest(absltest.TestCase):

@@ -486,15 +486,17 @@ def run_carried_tests(tree, timeout=1200, companion=False):
   outside `tree`.
   """
   tree = os.path.realpath(tree)
-  modules = [path[:-3].replace('/', '.')
-             for path in slurm_sources(tree, '_test.py')]
+  if companion:
+    modules = [p[:-3].replace('/', '.') for p in companion_files(tree)
+               if p.endswith('_test.py')]
+  else:
+    modules = [p[:-3].replace('/', '.')
+               for p in slurm_sources(tree, '_test.py')]
   symbols = [api_golden.SYMBOL]
   with tempfile.TemporaryDirectory() as scratch:
     python = _bare_python(os.path.join(scratch, 'venv'), overlay_root=tree)
     env = _quiet_env(TEST_TMPDIR=scratch)
     if companion:
-      modules = ['%s.%s' % (COMPANION, n[:-3]) for n in sorted(
-          os.listdir(os.path.join(tree, COMPANION))) if n.endswith('_test.py')]
       os.mkdir(os.path.join(scratch, 'path'))
       os.symlink(os.path.join(tree, COMPANION),
                  os.path.join(scratch, 'path', COMPANION))
