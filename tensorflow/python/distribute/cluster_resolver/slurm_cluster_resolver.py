@@ -512,10 +512,11 @@ class SlurmClusterResolver(ClusterResolver):
     the environment is left as it was.
 
     It reads the environment variables `slurm_step.VARIABLES` lists. It sets
-    `CUDA_VISIBLE_DEVICES`, `TF_FORCE_GPU_ALLOW_GROWTH` where tasks share a
-    GPU, and `GPU_DEVICE_ORDINAL` (as Slurm does) where it gives the task
-    part of the node's GPUs and that is unset: constructed again, in this
-    process or a child, it gives the same GPUs.
+    `CUDA_VISIBLE_DEVICES`, and `TF_FORCE_GPU_ALLOW_GROWTH` where tasks share
+    a GPU. A `CUDA_VISIBLE_DEVICES` that lists fewer GPUs than Slurm gave
+    the node (`SLURM_STEP_GPUS`) stays as it is, so that a resolver
+    constructed again, in this process or a child, gives the same GPUs, and
+    a value a wrapper or the user narrowed is kept.
 
     `_resolve_own_rank`, `_resolve_num_tasks`, `_resolve_hostlist` and
     `_resolve_task_configuration` report the step read here, as in
@@ -686,8 +687,7 @@ def _set_cuda_visible_devices(gpus):
 
   A task that shares its GPU with other tasks of its node also sets
   TF_FORCE_GPU_ALLOW_GROWTH=true, unless the user set it, so that none of
-  them reserves all of the GPU's memory. A task that gets part of the
-  node's GPUs sets GPU_DEVICE_ORDINAL to all of them where it is unset.
+  them reserves all of the GPU's memory.
 
   Args:
     gpus: The task's `slurm_step.GpuPlan`.
@@ -696,9 +696,4 @@ def _set_cuda_visible_devices(gpus):
     return
   if gpus.sharers > 1:
     os.environ.setdefault('TF_FORCE_GPU_ALLOW_GROWTH', 'true')
-  if (gpus.node_gpus is not None and 'GPU_DEVICE_ORDINAL' not in os.environ
-      and set(gpus.task_gpus) < set(gpus.node_gpus)):
-    # As Slurm sets it: the node's GPUs, which a second resolver of this
-    # task then deals again (`slurm_step.read_gpus`), not this task's share.
-    os.environ['GPU_DEVICE_ORDINAL'] = ','.join(gpus.node_gpus)
   os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(gpus.task_gpus)

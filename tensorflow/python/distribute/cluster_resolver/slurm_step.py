@@ -44,7 +44,7 @@ _SRUN_VARIABLES = (
     'SLURM_HOSTFILE', 'SLURM_HET_SIZE', 'SLURM_PACK_SIZE',
     'SLURM_JOB_NODELIST_HET_GROUP_<n>', 'SLURM_JOB_NODELIST_PACK_GROUP_<n>',
     'SLURMD_NODENAME', 'SLURM_NODEID', 'SLURM_LOCALID', 'SLURM_GTIDS',
-    'CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL', 'SLURM_STEP_GPUS',
+    'CUDA_VISIBLE_DEVICES', 'SLURM_STEP_GPUS',
     'SLURM_JOB_GPUS', 'SLURM_GPUS_ON_NODE', 'SLURM_GPUS', 'SLURMD_TRES_BIND',
     'SLURM_STEP_RESV_PORTS', 'SLURM_JOB_ID', 'SLURM_STEP_ID')
 VARIABLES = _SRUN_VARIABLES + slurm_launcher.VARIABLES
@@ -770,23 +770,13 @@ def _gpu_ids(name, value):
 def _slurm_gpu_ids(environ):
   """Returns (variable, ids) of the GPUs Slurm made visible to this task.
 
-  Slurm sets `CUDA_VISIBLE_DEVICES` and `GPU_DEVICE_ORDINAL` to the same
-  list. A resolver narrows `CUDA_VISIBLE_DEVICES` to its task's share and
-  never changes `GPU_DEVICE_ORDINAL`, so when the first holds part of the
-  second, Slurm's list is the second: a second resolver of the same task (in
-  this process or a child) then deals Slurm's list again, not the first
-  one's share. Otherwise `CUDA_VISIBLE_DEVICES` counts as it stands (`''`
-  hides every GPU), then `SLURM_STEP_GPUS`, then `SLURM_JOB_GPUS` (see
-  `read_gpus` for what that one means in a step).
+  `CUDA_VISIBLE_DEVICES` counts as it stands (`''` hides every GPU), then
+  `SLURM_STEP_GPUS`, then `SLURM_JOB_GPUS` (see `read_gpus` for what that
+  one means in a step).
 
   Returns:
     (variable, ids), or (None, None) when none of them is set.
   """
-  if 'CUDA_VISIBLE_DEVICES' in environ and 'GPU_DEVICE_ORDINAL' in environ:
-    visible = _gpu_ids('CUDA_VISIBLE_DEVICES', environ['CUDA_VISIBLE_DEVICES'])
-    ordinal = _gpu_ids('GPU_DEVICE_ORDINAL', environ['GPU_DEVICE_ORDINAL'])
-    if visible and set(visible) < set(ordinal):
-      return 'GPU_DEVICE_ORDINAL', ordinal
   for name in ('CUDA_VISIBLE_DEVICES', 'SLURM_STEP_GPUS', 'SLURM_JOB_GPUS'):
     if name in environ:
       return name, _gpu_ids(name, environ[name])
@@ -917,7 +907,12 @@ def read_gpus(environ):
   if source == 'SLURM_JOB_GPUS' and _is_srun_step(environ):
     return SlurmGpus((), source, False, on_node, step_total,
                      environ[source].strip(), withheld=True, bind=bind)
-  bound = (bind.partition(':')[0] in _PER_TASK_BINDINGS or
+  # Fewer GPUs than Slurm gave the node: Slurm bound them to the task, or a
+  # wrapper, the user or an earlier resolver narrowed them; they stay.
+  step_gpus = environ.get('SLURM_STEP_GPUS')
+  narrowed = (source == 'CUDA_VISIBLE_DEVICES' and step_gpus is not None and
+              len(visible) < len(_gpu_ids('SLURM_STEP_GPUS', step_gpus)))
+  bound = (bind.partition(':')[0] in _PER_TASK_BINDINGS or narrowed or
            (on_node is not None and on_node > len(visible)))
   return SlurmGpus(visible, source, bound, on_node, step_total,
                    environ[source].strip(), bind=bind)
