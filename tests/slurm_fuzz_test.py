@@ -65,7 +65,7 @@ from hypothesis import strategies as st
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.cluster_resolver import slurm_launcher
+from tf_slurm import slurm_launcher
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tests.fixtures import recorded_steps

@@ -49,12 +49,13 @@ import sys
 import time
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.cluster_resolver import slurm_launcher
+from tf_slurm import slurm_launcher
 from tensorflow.python.distribute.failure_handling import failure_handling
 from tensorflow.python.distribute.failure_handling import slurm_termination_config
 from tensorflow.python.eager import context
 from tensorflow.python.framework import errors
 from tensorflow.python.platform import tf_logging as logging
+from tf_slurm import util
 
 # The exit status after the save when nothing is left to do (the job was
 # requeued, or must not be): TensorFlow's own default, `sys.exit(42)`.
@@ -93,7 +94,7 @@ def parse_job_fields(text):
     raise ValueError('scontrol -o show job printed no JobState field: %r' %
                      text[:200])
   if 'Restarts' in fields:
-    slurm_hostlist.parse_int('scontrol -o show job: Restarts',
+    util.parse_int('scontrol -o show job: Restarts',
                              fields['Restarts'], 0, _MAX_NUMBER)
   return fields
 
@@ -114,7 +115,7 @@ def decide(warned, terminated_at, job, restart_count, end_time):
     A `Decision`.
   """
   if job is not None:
-    restarts = slurm_hostlist.parse_int('Restarts', job.get('Restarts', '0'),
+    restarts = util.parse_int('Restarts', job.get('Restarts', '0'),
                                         0, _MAX_NUMBER)
     if restarts > restart_count:
       return Decision(False, 'Slurm has requeued the job itself (Restarts=%d, '
@@ -157,7 +158,7 @@ def _int_variable(environ, name):
   value = environ.get(name)
   if value is None or value == '':
     return None
-  return slurm_hostlist.parse_int(name, value, 0, _MAX_NUMBER)
+  return util.parse_int(name, value, 0, _MAX_NUMBER)
 
 
 def _requeues(environ):
@@ -401,7 +402,7 @@ class SlurmTerminationConfig(slurm_termination_config.SlurmTerminationConfig):
     except ValueError:  # Not the main thread: run it as it is.
       previous = None
     try:
-      return slurm_hostlist.run_command(['scontrol'] + list(args))[0], None
+      return util.run_command(['scontrol'] + list(args))[0], None
     except RuntimeError as e:
       return None, str(e)
     finally:

@@ -28,6 +28,7 @@ from tensorflow.python.distribute.failure_handling import failure_handling
 from tensorflow.python.distribute.failure_handling import failure_handling_util
 from tensorflow.python.distribute.failure_handling import slurm_termination_config
 from tf_slurm import termination as stc
+from tf_slurm import util
 
 _RUNNING = ('JobId=7 JobName=train JobState=RUNNING Reason=None '
             'Requeue=1 Restarts=0 BatchFlag=1')
@@ -154,7 +155,7 @@ class SlurmTerminationConfigTest(parameterized.TestCase):
     self.enter_context(mock.patch.object(signal, 'signal', self.signals))
     self.enter_context(mock.patch.object(signal, 'getsignal',
                                          self.signals.getsignal))
-    # The command each call of `slurm_hostlist.run_command` runs, as a
+    # The command each call of `util.run_command` runs, as a
     # tuple; it returns how that ends (`slurm_test_util.fake_run_command`):
     # by default, scontrol is not on PATH.
     self.run_mock = mock.Mock(return_value=None)

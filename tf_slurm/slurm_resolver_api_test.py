@@ -26,9 +26,9 @@ from unittest import mock
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
-from tensorflow.python.distribute.cluster_resolver import slurm_step
+from tf_slurm import resolver as slurm_cluster_resolver
+from tf_slurm import resolver_test_util as slurm_resolver_test_util
+from tf_slurm import slurm_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
 from tensorflow.python.training import server_lib

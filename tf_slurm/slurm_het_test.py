@@ -24,7 +24,7 @@ import re
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
+from tf_slurm import resolver_test_util as slurm_resolver_test_util
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
 

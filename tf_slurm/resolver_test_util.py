@@ -19,9 +19,9 @@ from unittest import mock
 
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import resolver
+from tf_slurm import util
 
 
 class ResolverTestCase(parameterized.TestCase):
@@ -31,22 +31,21 @@ class ResolverTestCase(parameterized.TestCase):
   Slurm and GPU variables of the shell that runs the tests play no part.
 
   Attributes:
-    resolver_class: The class the helpers construct; a subclass of the core's
-      (a companion's) is tested by setting it.
+    resolver_class: The class the helpers construct: the companion's.
   """
 
-  resolver_class = slurm_cluster_resolver.SlurmClusterResolver
+  resolver_class = resolver.SlurmClusterResolver
 
   def setUp(self):
     super().setUp()
     self.run = self.enter_context(
-        mock.patch.object(slurm_hostlist, 'run_command',
+        mock.patch.object(util, 'run_command',
                           side_effect=slurm_test_util.fake_run_command()))
     # Whatever a test does to os.environ is undone after it.
     self.enter_context(mock.patch.dict(os.environ))
     # Nor is this machine's slurm.conf read where SLURM_CONF is unset.
     self.enter_context(mock.patch.object(
-        slurm_hostlist, '_SLURM_CONF_PATHS',
+        util, '_SLURM_CONF_PATHS',
         (os.path.join(self.create_tempdir().full_path, 'no-slurm.conf'),)))
 
   def use_slurm_conf(self, text):
