@@ -599,22 +599,24 @@ class GpuEnvironmentTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual('6,7', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 2}, resolver.num_accelerators())
 
-  def testSecondResolverWithoutGpuDeviceOrdinalDoesNotSplitAgain(self):
-    # A container runtime, a prolog or the user set CUDA_VISIBLE_DEVICES
-    # alone; the first resolver keeps the node's list as Slurm would.
-    self.use_env(step_env('n1', '2', 'n1 n1', 1,
-                          CUDA_VISIBLE_DEVICES='4,5,6,7'))
-    SlurmClusterResolver()
-    self.assertEqual('4,5,6,7', os.environ['GPU_DEVICE_ORDINAL'])
+  def testCudaVisibleDevicesNarrowedBelowSlurmsGpusIsKept(self):
+    # A wrapper, a TaskProlog or the user left this task GPU 0 of the four
+    # Slurm gave the step (GPU_DEVICE_ORDINAL, Slurm's copy, says all four).
+    self.use_env(step_env('n1', '2', 'n1 n1', 1, CUDA_VISIBLE_DEVICES='0',
+                          SLURM_STEP_GPUS='0,1,2,3',
+                          GPU_DEVICE_ORDINAL='0,1,2,3'))
     resolver = SlurmClusterResolver()
-    self.assertEqual('6,7', os.environ['CUDA_VISIBLE_DEVICES'])
-    self.assertEqual({'GPU': 2}, resolver.num_accelerators())
+    self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
 
-  def testTaskWithAllOfTheNodesGpusWritesNoGpuDeviceOrdinal(self):
-    self.use_env(step_env('n1', '1', 'n1', 0, CUDA_VISIBLE_DEVICES='4,5'))
+  def testResolverWritesNoVariableButCudaVisibleDevices(self):
+    self.use_env(step_env('n1', '2', 'n1 n1', 1, CUDA_VISIBLE_DEVICES='4,5'))
+    before = dict(os.environ)
     SlurmClusterResolver()
-    self.assertEqual('4,5', os.environ['CUDA_VISIBLE_DEVICES'])
-    self.assertNotIn('GPU_DEVICE_ORDINAL', os.environ)
+    del before['CUDA_VISIBLE_DEVICES']
+    after = dict(os.environ)
+    self.assertEqual('5', after.pop('CUDA_VISIBLE_DEVICES'))
+    self.assertEqual(before, after)
 
   def testWithoutAutoSetGpuTheEnvironmentIsUnchanged(self):
     self.use_gpu_env('4,5,6,7', SLURM_GPUS_ON_NODE='4')

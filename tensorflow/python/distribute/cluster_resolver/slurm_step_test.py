@@ -406,12 +406,13 @@ class ReadGpusTest(parameterized.TestCase):
     self.assertEqual(('4', '5'), gpus.visible)
     self.assertEqual('CUDA_VISIBLE_DEVICES', gpus.source)
 
-  def testNarrowedCudaVisibleDevicesFallsBackToGpuDeviceOrdinal(self):
-    # What a first resolver of the same task leaves behind.
+  def testCudaVisibleDevicesNarrowedBelowSlurmsListIsBoundToTheTask(self):
+    # What a first resolver of the same task, a wrapper or the user leaves.
     gpus = slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': '5',
+                                 'SLURM_STEP_GPUS': '4,5',
                                  'GPU_DEVICE_ORDINAL': '4,5'})
-    self.assertEqual(('4', '5'), gpus.visible)
-    self.assertEqual('GPU_DEVICE_ORDINAL', gpus.source)
+    self.assertEqual(('5',), gpus.visible)
+    self.assertTrue(gpus.bound_per_task)
 
   @parameterized.named_parameters(('_empty', ''),
                                   ('_no_dev_files', 'NoDevFiles'))
