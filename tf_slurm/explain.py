@@ -36,13 +36,11 @@ import sys
 import threading
 import time
 
-from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tf_slurm import slurm_launcher
-from tf_slurm import slurm_step
 from tf_slurm import launchers
 from tf_slurm import resolution as resolution_lib
 from tf_slurm import scontrol
+from tf_slurm import slurm_launcher
+from tf_slurm import slurm_step
 from tf_slurm import util
 
 # --check-hosts: at most this long for all lookups, in this many threads.

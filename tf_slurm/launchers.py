@@ -333,4 +333,4 @@ def read_step(environ,
     step = slurm_step.read_step(environ, tasks_per_node, expand)
   else:
     step = launch_step(environ, launch, tasks_per_node)
-  return slurm_step.node_major(step, environ)
+  return slurm_step.node_major(step)

@@ -150,3 +150,15 @@ class SlurmClusterResolver(slurm_cluster_resolver.SlurmClusterResolver):
 
   def _task_address(self, host, local_index):
     return '%s:%d' % (host, self._ports[local_index])
+
+
+def get_num_gpus():
+  """Returns the number of GPUs this process may use on the current node.
+
+  As the core's, and 0 where Slurm manages GPUs (slurm.conf's GresTypes
+  lists gpu) but names none for this task.
+  """
+  visible = slurm_step.read_gpus(os.environ).visible
+  if visible is None:
+    visible = resolution_lib.unnamed_gpus().visible or ()
+  return len(visible)

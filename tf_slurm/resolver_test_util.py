@@ -20,8 +20,18 @@ from unittest import mock
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tensorflow.python.distribute.cluster_resolver.slurm_hostlist import expand_hostlist
+from tensorflow.python.distribute.cluster_resolver.slurm_hostlist import expand_tasks_per_node
 from tf_slurm import resolver
 from tf_slurm import util
+
+
+def node_major_index(env):
+  """A task's index node by node: tasks on earlier listed nodes + local id."""
+  nodes = expand_hostlist(env['SLURM_STEP_NODELIST'])
+  counts = expand_tasks_per_node(env['SLURM_STEP_TASKS_PER_NODE'])
+  node = nodes.index(env['SLURMD_NODENAME'])
+  return sum(counts[:node]) + int(env['SLURM_LOCALID'])
 
 
 class ResolverTestCase(parameterized.TestCase):
@@ -84,13 +94,14 @@ class ResolverTestCase(parameterized.TestCase):
       envs: The environment of each task, in rank order.
       spec: If given, the cluster spec (as a dict) that every task resolves;
         then each task's job:index (`tasks`) and master() are checked too.
-      tasks: The (job, index) of each rank; by default ('worker', rank).
+      tasks: The (job, index) of each rank; by default ('worker', i), where
+        i is the rank's index node by node (`node_major_index`).
       gpus: If given, the CUDA_VISIBLE_DEVICES each rank ends with (None: not
         set), and so as many GPUs in num_accelerators().
       **kwargs: The arguments of SlurmClusterResolver.
     """
     if tasks is None:
-      tasks = [('worker', rank) for rank in range(len(envs))]
+      tasks = [('worker', node_major_index(env)) for env in envs]
     self.assertLen(tasks, len(envs))
     for rank, env in enumerate(envs):
       with self.subTest(rank=rank):

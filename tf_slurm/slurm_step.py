@@ -12,17 +12,16 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""A model of a Slurm job step: where every task runs, and what GPUs it has.
+"""The companion's model of a Slurm job step: where every task runs, its GPUs.
 
 `read_step` reads the step of this task from Slurm's environment variables
-into a frozen `SlurmStep`: the step's nodes in Slurm's order, how many tasks
-each runs, the node and local index of every rank under Slurm's task
-distributions (block, cyclic, plane, arbitrary, heterogeneous steps), what
-Slurm says of this task's GPUs, and the ports it reserved. The layout is
-checked against what this task can see of the truth (`SLURMD_NODENAME`,
-`SLURM_NODEID`, `SLURM_LOCALID`, `SLURM_GTIDS`). Nothing here depends on
-TensorFlow; the environment mapping (and the file `SLURM_HOSTFILE` names)
-is the only input.
+into a frozen `SlurmStep`: the step's nodes in node list order, how many
+tasks each runs, its tasks numbered node by node as the core numbers them
+(whatever Slurm's distribution), the heterogeneous component of every node,
+what Slurm says of this task's GPUs, and the ports it reserved. The task's
+place is checked against what it can see (`SLURMD_NODENAME`,
+`SLURM_LOCALID`, `SLURM_GTIDS`). Nothing here depends on TensorFlow; the
+environment mapping is the only input.
 """
 
 import collections
@@ -32,6 +31,7 @@ import re
 from typing import Mapping, Optional, Tuple
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+from tensorflow.python.distribute.cluster_resolver import slurm_step as core_step
 from tf_slurm import slurm_launcher
 from tf_slurm import util
 
@@ -41,10 +41,9 @@ from tf_slurm import util
 _SRUN_VARIABLES = (
     'SLURM_PROCID', 'SLURM_STEP_NODELIST', 'SLURM_STEP_TASKS_PER_NODE',
     'SLURM_STEP_NUM_TASKS', 'SLURM_JOB_NODELIST', 'SLURM_TASKS_PER_NODE',
-    'SLURM_NTASKS', 'SLURM_DISTRIBUTION', 'SLURM_DIST_PLANESIZE',
-    'SLURM_HOSTFILE', 'SLURM_HET_SIZE', 'SLURM_PACK_SIZE',
+    'SLURM_NTASKS', 'SLURM_HET_SIZE', 'SLURM_PACK_SIZE',
     'SLURM_JOB_NODELIST_HET_GROUP_<n>', 'SLURM_JOB_NODELIST_PACK_GROUP_<n>',
-    'SLURMD_NODENAME', 'SLURM_NODEID', 'SLURM_LOCALID', 'SLURM_GTIDS',
+    'SLURMD_NODENAME', 'SLURM_LOCALID', 'SLURM_GTIDS',
     'CUDA_VISIBLE_DEVICES', 'SLURM_STEP_GPUS',
     'SLURM_JOB_GPUS', 'SLURM_GPUS_ON_NODE', 'SLURM_GPUS', 'SLURMD_TRES_BIND',
     'SLURM_STEP_RESV_PORTS', 'SLURM_JOB_ID', 'SLURM_STEP_ID')
@@ -64,13 +63,6 @@ MAX_GPUS_PER_NODE = 1024
 # Slurm's job and step ids are 32-bit.
 _MAX_ID = 2**32 - 1
 _PORT_RANGE_RE = re.compile(r'([0-9]{1,5})(?:-([0-9]{1,5}))?')
-# SLURM_HOSTFILE: a line per task holds at most a host name and this much
-# more (spaces, a comment), after comments of up to _HOSTFILE_HEADER_BYTES;
-# files are read up to the bound this gives, and never beyond
-# _MAX_HOSTFILE_BYTES.
-_HOSTFILE_LINE_SLACK = 256
-_HOSTFILE_HEADER_BYTES = 64 * 1024
-_MAX_HOSTFILE_BYTES = 64 * 1024 * 1024
 # Device ids in CUDA_VISIBLE_DEVICES and co.: an index or a UUID such as
 # GPU-5c0b9c4e-... or MIG-GPU-.../1/0.
 _GPU_ID_RE = re.compile(r'[A-Za-z0-9][A-Za-z0-9_.:/-]*')
@@ -155,14 +147,12 @@ class SlurmStep:
   """Where every task of a Slurm step runs, and what this task may use.
 
   Attributes:
-    nodes: The step's node names, in the order Slurm numbers them
-      (`SLURM_NODEID`).
+    nodes: The step's node names, in node list order.
     tasks_per_node: The number of tasks on each of `nodes`.
     rank_nodes: For every task index, the index into `nodes` of its node.
-    task_index: This process's index among the step's tasks: its rank
-      (`SLURM_PROCID`), except where tasks are numbered node by node
-      (block and heterogeneous steps of srun: `_node_major_index`), which
-      is the rank wherever Slurm deals ranks in node list order.
+    task_index: This process's index among the step's tasks, numbered node
+      by node (`_node_major_index`); `SLURM_PROCID` in block steps in list
+      order.
     gpus: What Slurm says of this task's GPUs (`SlurmGpus`).
     node_components: For every node, its heterogeneous job component
       (`srun A : B`), or None if the step is not heterogeneous.
@@ -275,138 +265,6 @@ def local_indices(rank_nodes, num_nodes):
   return tuple(rank_locals)
 
 
-def _node_level(distribution):
-  """The node level of SLURM_DISTRIBUTION ('cyclic' of 'cyclic:block')."""
-  return (distribution or '').split(',')[0].split(':')[0].strip().lower()
-
-
-def _parse_distribution(distribution, plane_size):
-  """Returns ('block'|'cyclic'|'plane'|'arbitrary', chunk for `deal_ranks`).
-
-  Args:
-    distribution: `SLURM_DISTRIBUTION`, e.g. 'cyclic', 'block:cyclic',
-      'plane', 'arbitrary'; None when unset (Slurm's default is block).
-    plane_size: `SLURM_DIST_PLANESIZE`, or None.
-
-  Raises:
-    ValueError: If the distribution is unknown, or a plane size malformed.
-    RuntimeError: If a plane distribution has no plane size.
-  """
-  node_level = _node_level(distribution)
-  if node_level in ('', 'block', '*', 'unknown'):
-    return 'block', None
-  if node_level in ('cyclic', 'arbitrary'):
-    return node_level, 1
-  if node_level == 'plane':
-    if plane_size is None:
-      raise RuntimeError('SLURM_DISTRIBUTION=%r needs SLURM_DIST_PLANESIZE, '
-                         'which is not set' % distribution)
-    return 'plane', util.parse_int('SLURM_DIST_PLANESIZE',
-                                             plane_size, 1, MAX_TASKS)
-  if node_level.startswith('plane='):
-    # The size in SLURM_DISTRIBUTION itself is the one Slurm used.
-    size = node_level[len('plane='):]
-    return 'plane', _parse_variable(
-        'SLURM_DISTRIBUTION', distribution,
-        lambda _: util.parse_int('plane size', size, 1, MAX_TASKS))
-  raise ValueError('SLURM_DISTRIBUTION=%r: unknown task distribution %r; '
-                   'expected block, cyclic, plane or arbitrary' %
-                   (distribution, node_level))
-
-
-def _read_hostfile(path, num_tasks, longest_name):
-  """Returns the text of SLURM_HOSTFILE, read safely and within bounds.
-
-  The file is read as `util.read_regular_file` reads (a regular
-  file, or a symbolic link to one; hostfiles on shared filesystems often
-  are), up to a bound a hostfile of `num_tasks` lines cannot exceed.
-
-  Args:
-    path: The value of SLURM_HOSTFILE.
-    num_tasks: Tasks of the step: the file needs at most a line for each.
-    longest_name: Length of the step's longest node name.
-
-  Returns:
-    The text of the file.
-
-  Raises:
-    RuntimeError: If the file cannot be opened or read.
-    ValueError: If it is not a regular file, is larger than the bound or is
-      not UTF-8 text.
-  """
-  limit = min(
-      _HOSTFILE_HEADER_BYTES + num_tasks * (longest_name +
-                                            _HOSTFILE_LINE_SLACK),
-      _MAX_HOSTFILE_BYTES)
-  try:
-    data = util.read_regular_file(path, limit)
-  except OSError as e:
-    raise RuntimeError(
-        'SLURM_HOSTFILE=%r cannot be read (%s); the arbitrary distribution '
-        'needs it on every node, e.g. on a shared filesystem' %
-        (path, e.strerror or e)) from None
-  except ValueError as e:  # Not a regular file, or larger than the bound.
-    raise ValueError('SLURM_HOSTFILE=%r: %s' % (path, e)) from None
-  try:
-    return data.decode('utf-8')
-  except UnicodeDecodeError as e:
-    raise ValueError('SLURM_HOSTFILE=%r: not UTF-8 text (byte %d)' %
-                     (path, e.start)) from None
-
-
-def _hostfile_rank_nodes(path, nodes, counts, counts_source, expand,
-                         nodelist):
-  """Reads the arbitrary distribution's node of each rank from SLURM_HOSTFILE.
-
-  Args:
-    path: The file named by `SLURM_HOSTFILE`: host names or hostlists, one or
-      more per line, `#` starts a comment.
-    nodes: The step's node names.
-    counts: Tasks on each node.
-    counts_source: Where `counts` came from, for error messages.
-    expand: The hostlist expander.
-    nodelist: The variable `nodes` came from and its value, for messages.
-
-  Returns:
-    The index into `nodes` of the node of every rank.
-
-  Raises:
-    RuntimeError: If the file cannot be read (tasks that could not read it
-      would number the step differently), or contradicts the step's node
-      list or counts.
-    ValueError: If a line is not a hostlist, or the file is not a regular
-      file of UTF-8 text within the size a hostfile of the step can have.
-  """
-  num_tasks = sum(counts)
-  lines = _read_hostfile(path, num_tasks, max(map(len, nodes),
-                                              default=0)).split('\n')
-  names = []
-  for number, line in enumerate(lines, 1):
-    if len(names) >= num_tasks:
-      break  # Slurm reads no further either.
-    try:
-      names.extend(expand(line.split('#', 1)[0]))
-    except ValueError as e:
-      raise ValueError('SLURM_HOSTFILE=%r, line %d: %s' %
-                       (path, number, e)) from None
-  names = names[:num_tasks]
-  index = {node: i for i, node in enumerate(nodes)}
-  unknown = sorted(set(names) - set(index))
-  if unknown:
-    raise RuntimeError('SLURM_HOSTFILE=%r names hosts %s that are not in the '
-                       'step node list %s (%s)' %
-                       (path, unknown, util.abbreviate(nodes),
-                        nodelist))
-  rank_nodes = [index[name] for name in names]
-  if collections.Counter(rank_nodes) != collections.Counter(
-      dict(enumerate(counts))):
-    raise RuntimeError(
-        'SLURM_HOSTFILE=%r puts %d ranks on nodes %s, but the step runs %s '
-        'tasks on them (%s)' %
-        (path, len(names), list(nodes), counts, counts_source))
-  return rank_nodes
-
-
 @dataclasses.dataclass(frozen=True)
 class _StepVariables:
   """The raw Slurm variables that describe a step, with their names."""
@@ -507,18 +365,8 @@ def _node_major_index(environ, nodes, counts):
   The index is the number of tasks on the nodes before this task's node plus
   its local index: every task computes its own from its node
   (`SLURMD_NODENAME`) and `SLURM_LOCALID`, and all of them number the step
-  alike. This is how the resolver numbers the tasks of
-
-    * heterogeneous steps: every task sees one SLURM_DISTRIBUTION, the
-      last component's (Slurm 22.05 to 26.05), so no task can place the
-      ranks of the other components; the nodes are in component order (the
-      same as Slurm's ranks when every component is laid out block-wise,
-      Slurm's default);
-    * block steps: Slurm 26.05 deals their ranks to the nodes in the order
-      of the network topology (topology/tree, topology/block), which no
-      variable tells; the nodes stay in list order, as `SLURM_NODEID` and
-      the tasks per node do (where Slurm keeps list order, the index is
-      `SLURM_PROCID`).
+  alike, whatever order Slurm dealt the ranks in (block, cyclic, plane,
+  arbitrary, network-topology order, heterogeneous components).
   """
   name = _require(environ, 'SLURMD_NODENAME')
   if name not in nodes:
@@ -528,47 +376,30 @@ def _node_major_index(environ, nodes, counts):
         (name, util.abbreviate(nodes),
          environ.get('SLURM_STEP_NODELIST')))
   node = nodes.index(name)
-  local = util.parse_int('SLURM_LOCALID',
-                                   _require(environ, 'SLURM_LOCALID'), 0,
-                                   MAX_TASKS_PER_NODE - 1)
+  local = util.parse_int('SLURM_LOCALID', _require(environ, 'SLURM_LOCALID'),
+                         0, MAX_TASKS_PER_NODE - 1)
   if local >= counts[node]:
     raise RuntimeError('SLURM_LOCALID=%d but SLURMD_NODENAME=%r runs %d tasks '
                        'of the step' % (local, name, counts[node]))
   return sum(counts[:node]) + local
 
 
-def _layout(environ, nodes, counts, counts_source, expand, variables):
-  """Orders the nodes as Slurm numbers them and places every rank.
+def _layout(environ, nodes, counts, expand, variables):
+  """Places every task of the step node by node, in node list order.
 
-  `variables` (a `_StepVariables`) are those the nodes and counts came from.
+  Whatever order Slurm dealt the ranks in (block, cyclic, plane, arbitrary,
+  topology order, the components of a heterogeneous step), task i is the
+  i-th task counted node by node: every task finds itself by its node
+  (`SLURMD_NODENAME`) and `SLURM_LOCALID` (`_node_major_index`).
 
   Returns:
-    (nodes, counts, rank_nodes, the heterogeneous component of every node or
-    None, whether tasks are numbered node by node:
-    `_node_major_index`), as in `SlurmStep`.
+    (rank_nodes, the heterogeneous component of every node or None), as in
+    `SlurmStep`.
   """
-  is_batch = variables.is_batch
-  components = None if is_batch else _het_components(environ, nodes, expand)
-  if components is not None:
-    # Ranks run over the components in order, block-wise: the nodes are put
-    # in component order, keeping the node list's order within each.
-    order = sorted(range(len(nodes)), key=components.__getitem__)
-    counts = [counts[node] for node in order]
-    return ([nodes[node] for node in order], counts, deal_ranks(counts),
-            tuple(components[node] for node in order), True)
-  kind, chunk = _parse_distribution(
-      environ.get('SLURM_DISTRIBUTION'), environ.get('SLURM_DIST_PLANESIZE'))
-  if kind != 'arbitrary':
-    # A batch script is one task, SLURM_PROCID 0, of no step.
-    return (nodes, counts, deal_ranks(counts, chunk), None,
-            kind == 'block' and not is_batch)
-  hostfile = _require(environ, 'SLURM_HOSTFILE',
-                      ' SLURM_DISTRIBUTION=arbitrary needs it.')
-  nodelist = variables.nodelist_var
-  rank_nodes = _hostfile_rank_nodes(
-      hostfile, nodes, counts, counts_source, expand,
-      '%s=%r' % (nodelist, environ.get(nodelist)))
-  return nodes, counts, tuple(rank_nodes), None, False
+  components = None if variables.is_batch else _het_components(
+      environ, nodes, expand)
+  return deal_ranks(counts), None if components is None else tuple(
+      components)
 
 
 def _parse_variable(name, value, parse):
@@ -657,16 +488,9 @@ def _node_counts(environ, variables, tasks_per_node, expand):
 
 def _layout_variables(environ, variables, step):
   """The variables that gave the step's layout, for error messages."""
-  distribution = environ.get('SLURM_DISTRIBUTION')
-  layout = ['%s=%r' % (variables.nodelist_var,
-                       environ.get(variables.nodelist_var)),
-            step.counts_source, 'SLURM_DISTRIBUTION=%r' % distribution]
-  if _node_level(distribution) == 'arbitrary':
-    layout.append('SLURM_HOSTFILE=%r' % environ.get('SLURM_HOSTFILE'))
-  if _node_level(distribution) == 'plane':
-    layout.append('SLURM_DIST_PLANESIZE=%r' %
-                  environ.get('SLURM_DIST_PLANESIZE'))
-  return ', '.join(layout)
+  return '%s=%r, %s' % (variables.nodelist_var,
+                        environ.get(variables.nodelist_var),
+                        step.counts_source)
 
 
 def _parse_gtids(text):
@@ -677,13 +501,11 @@ def _parse_gtids(text):
           for rank in text.split(',')]
 
 
-def _gtids_problem(environ, step, procid, by_node):
+def _gtids_problem(environ, step, procid):
   """What SLURM_GTIDS (the ranks on this node) contradicts, or None.
 
   Every task checks that it holds as many ranks as the node runs tasks and
-  that its own, at `SLURM_LOCALID`, is its `SLURM_PROCID`. Where tasks are
-  numbered in Slurm's rank order, each rank's place in the layout is looked
-  up too (rather than all ranks searched for those on the node).
+  that its own, at `SLURM_LOCALID`, is its `SLURM_PROCID`.
   """
   text = environ.get('SLURM_GTIDS')
   if text is None:
@@ -695,12 +517,7 @@ def _gtids_problem(environ, step, procid, by_node):
             'of this node with this task\'s, SLURM_PROCID %d, at its '
             'SLURM_LOCALID %d' % (text, step.tasks_per_node[node], procid,
                                   local))
-  if by_node or all(
-      rank < step.num_tasks and step.place_of(rank) == (node, other)
-      for other, rank in enumerate(ranks)):
-    return None
-  return 'SLURM_GTIDS: Slurm says %r, derived %r' % (
-      text, ','.join(map(str, step.node_ranks(node))))
+  return None
 
 
 def _check_against_task(environ, step, variables, procid, by_node):
@@ -718,9 +535,10 @@ def _check_against_task(environ, step, variables, procid, by_node):
     ValueError: If SLURM_GTIDS is malformed.
   """
   node, local = step.place
+  # SLURM_NODEID is not compared: in heterogeneous steps it follows the
+  # components' order, not the node list's.
   derived = {
       'SLURMD_NODENAME': step.nodes[node],
-      'SLURM_NODEID': str(node),
       'SLURM_LOCALID': str(local),
   }
   mismatches = [
@@ -731,7 +549,7 @@ def _check_against_task(environ, step, variables, procid, by_node):
   # A batch script's SLURM_GTIDS is 0, whatever the job; in a heterogeneous
   # step, task indices are node-major slots of several components.
   if not variables.is_batch and not step.heterogeneous:
-    gtids = _gtids_problem(environ, step, procid, by_node)
+    gtids = _gtids_problem(environ, step, procid)
     if gtids:
       mismatches.append(gtids)
   if not mismatches:
@@ -1189,6 +1007,7 @@ def read_step(environ,
   launcher = slurm_launcher.detect_launcher(environ)
   if launcher in slurm_launcher.MPI_LAUNCHERS:
     raise slurm_launcher.launcher_error(environ, launcher)
+  core_step.check_not_batch_script(environ)
   if launcher is not None:
     slurm_launcher.check_srun_rank(environ, launcher)
   variables = (_STEP_VARIABLES if _is_srun_step(environ) else
@@ -1200,17 +1019,17 @@ def read_step(environ,
   total = sum(counts)
   _check_num_tasks(environ, variables, total, counts_source)
   _check_distinct(nodes, variables, environ)
-  nodes, counts, rank_nodes, node_components, by_node = (
-      _layout(environ, nodes, counts, counts_source, expand, variables))
-  procid = util.parse_int('SLURM_PROCID', environ['SLURM_PROCID'],
-                                    0, MAX_TASKS - 1)
+  rank_nodes, node_components = _layout(environ, nodes, counts, expand,
+                                        variables)
+  procid = util.parse_int('SLURM_PROCID', environ['SLURM_PROCID'], 0,
+                          MAX_TASKS - 1)
   if procid >= total:
     raise RuntimeError('SLURM_PROCID=%d but the step has only %d tasks (%s)' %
                        (procid, total, counts_source))
   # Without its node and local index (which srun sets in every task), a task
-  # of a block step is numbered by SLURM_PROCID, in list order.
-  by_node = by_node and (node_components is not None or (
-      'SLURMD_NODENAME' in environ and 'SLURM_LOCALID' in environ))
+  # is numbered by SLURM_PROCID, as in a block step in list order.
+  by_node = not variables.is_batch and (
+      'SLURMD_NODENAME' in environ and 'SLURM_LOCALID' in environ)
   rank = _node_major_index(environ, nodes, counts) if by_node else procid
   reserved_ports = environ.get('SLURM_STEP_RESV_PORTS')
   if reserved_ports is not None:
@@ -1230,33 +1049,15 @@ def read_step(environ,
   return step
 
 
-def node_major(step, environ):
+def node_major(step):
   """The step with its tasks numbered node by node, as the core numbers them.
 
-  Nodes are in `SLURM_STEP_NODELIST` order where it lists the step's nodes
-  (the order Slurm numbers them otherwise); a task's index is the number of
-  tasks on the nodes before its own, plus its local index.
-
-  Args:
-    step: A `SlurmStep`.
-    environ: The environment the step was read from.
+  A task's index is the number of tasks on the nodes before its own, plus
+  its local index: the ranks of an MPI launcher, placed by its rule, are
+  renumbered so.
   """
-  order = list(range(len(step.nodes)))
-  if 'SLURM_STEP_NODELIST' in environ and step.launcher is None:
-    listed = slurm_hostlist.expand_hostlist(environ['SLURM_STEP_NODELIST'])
-    if sorted(listed) == sorted(step.nodes):
-      position = {node: index for index, node in enumerate(listed)}
-      order.sort(key=lambda node: position[step.nodes[node]])
   node, local = step.place
-  counts = tuple(step.tasks_per_node[old] for old in order)
-  new_node = order.index(node)
-  components = step.node_components
   return dataclasses.replace(
       step,
-      nodes=tuple(step.nodes[old] for old in order),
-      tasks_per_node=counts,
-      rank_nodes=tuple(n for n, count in enumerate(counts)
-                       for _ in range(count)),
-      task_index=sum(counts[:new_node]) + local,
-      node_components=None if components is None else tuple(
-          components[old] for old in order))
+      rank_nodes=deal_ranks(step.tasks_per_node),
+      task_index=sum(step.tasks_per_node[:node]) + local)

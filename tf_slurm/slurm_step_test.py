@@ -14,9 +14,7 @@
 # ==============================================================================
 """Tests for the model of a Slurm job step."""
 
-import os
 import re
-import signal
 from unittest import mock
 
 from absl.testing import absltest
@@ -27,13 +25,27 @@ from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 
 
 def _placements(step):
-  """Returns (node name, local index) of every rank of `step`."""
+  """Returns (node name, local index) of every task of `step`, by index."""
   return [(step.nodes[node], local)
           for node, local in zip(step.rank_nodes, step.rank_locals)]
 
 
+def _one_task_batch_env(**overrides):
+  """The batch script of `sbatch -n1 --gres=gpu:2`: a job of one task."""
+  env = dict(slurm_test_util.BATCH_ENV, SLURM_JOB_NODELIST='n1',
+             SLURM_NODELIST='n1', SLURM_NNODES='1', SLURM_NTASKS='1',
+             SLURM_NPROCS='1', SLURM_TASKS_PER_NODE='1',
+             SLURM_JOB_CPUS_PER_NODE='1', **overrides)
+  del env['SLURM_NTASKS_PER_NODE']
+  return env
+
+
 class ReadStepTest(parameterized.TestCase):
-  """Which rank runs where, under each of Slurm's task distributions."""
+  """Every task is numbered node by node, whatever Slurm's distribution.
+
+  A task's index is the number of the step's tasks on the nodes listed
+  before its own in SLURM_STEP_NODELIST, plus its SLURM_LOCALID.
+  """
 
   def testBlockFillsTheNodesInNodelistOrder(self):
     step = slurm_step.read_step(
@@ -42,40 +54,64 @@ class ReadStepTest(parameterized.TestCase):
     self.assertEqual([('n9', 0), ('n9', 1), ('n10', 0)], _placements(step))
     self.assertEqual(2, step.task_index)
 
-  def testCyclicDealsRanksToTheNodesInTurn(self):
+  def testCyclicStepIsNumberedNodeByNode(self):
+    # Rank 1 of srun -n5 -N2 -m cyclic runs alone on n2, after n1's 4 tasks.
     step = slurm_step.read_step(slurm_test_util.cyclic_env(1))
-    self.assertEqual([('n1', 0), ('n2', 0), ('n1', 1), ('n1', 2), ('n1', 3)],
+    self.assertEqual([('n1', 0), ('n1', 1), ('n1', 2), ('n1', 3), ('n2', 0)],
                      _placements(step))
+    self.assertEqual(4, step.task_index)
 
-  def testPlaneDealsBlocksOfThePlaneSize(self):
-    # srun -N2 -n6 -m plane=2 (as recorded on Slurm 22.05).
+  def testPlaneStepIsNumberedNodeByNode(self):
+    # srun -N2 -n6 -m plane=2 (as recorded on Slurm 22.05): rank 4 is n1's
+    # local task 2.
     step = slurm_step.read_step(
         slurm_test_util.step_env('n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1', 4,
                                  SLURM_DISTRIBUTION='plane',
                                  SLURM_DIST_PLANESIZE='2'))
-    self.assertEqual([('n1', 0), ('n1', 1), ('n2', 0), ('n2', 1), ('n1', 2),
-                      ('n1', 3)], _placements(step))
+    self.assertEqual([('n1', 0), ('n1', 1), ('n1', 2), ('n1', 3), ('n2', 0),
+                      ('n2', 1)], _placements(step))
+    self.assertEqual(2, step.task_index)
 
-  def testArbitraryFollowsTheHostfile(self):
-    hostfile = self.create_tempfile(content='n2\nn1\nn2\nn1\nn1\n').full_path
+  def testArbitraryStepIsNumberedNodeByNode(self):
+    # srun -n5 -m arbitrary: rank 0 runs on n2, after n1's 3 tasks.
     step = slurm_step.read_step(
         slurm_test_util.step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', 0,
                                  node_ids='n1 n2',
-                                 SLURM_DISTRIBUTION='arbitrary',
-                                 SLURM_HOSTFILE=hostfile))
-    self.assertEqual([('n2', 0), ('n1', 0), ('n2', 1), ('n1', 1), ('n1', 2)],
+                                 SLURM_DISTRIBUTION='arbitrary'))
+    self.assertEqual([('n1', 0), ('n1', 1), ('n1', 2), ('n2', 0), ('n2', 1)],
                      _placements(step))
+    self.assertEqual(3, step.task_index)
 
-  def testHeterogeneousStepNumbersNodesByComponent(self):
+  @parameterized.named_parameters(
+      ('_unknown', {'SLURM_DISTRIBUTION': 'spread'}),
+      ('_plane_without_size', {'SLURM_DISTRIBUTION': 'plane'}),
+      ('_plane_size_zero', {'SLURM_DISTRIBUTION': 'plane=0'}),
+      ('_plane_size_not_a_number', {'SLURM_DISTRIBUTION': 'plane',
+                                    'SLURM_DIST_PLANESIZE': 'two'}),
+      ('_arbitrary_without_hostfile', {'SLURM_DISTRIBUTION': 'arbitrary'}),
+      ('_hostfile_that_does_not_exist', {
+          'SLURM_DISTRIBUTION': 'arbitrary',
+          'SLURM_HOSTFILE': '/nonexistent/hostfile'
+      }),
+  )
+  def testDistributionVariablesAndHostfileAreNotRead(self, variables):
+    # The numbering needs none of them: a value that would not do changes
+    # nothing.
+    self.assertEqual(
+        slurm_step.read_step(slurm_test_util.cyclic_env(1)),
+        slurm_step.read_step(slurm_test_util.cyclic_env(1, **variables)))
+
+  def testHeterogeneousStepKeepsTheNodeListOrder(self):
+    # srun -w n3 -n2 : -w n1 -n1: component 0 is on n3, listed after n1.
     step = slurm_step.read_step(slurm_test_util.het_later_node_env(2))
-    self.assertEqual(('n3', 'n1'), step.nodes)
-    self.assertEqual((0, 1), step.node_components)
-    self.assertEqual(2, step.task_index)
+    self.assertEqual(('n1', 'n3'), step.nodes)
+    self.assertEqual((1, 0), step.node_components)
 
-  def testHeterogeneousStepInComponentOrderKeepsTheNodeListOrder(self):
-    step = slurm_step.read_step(slurm_test_util.het_gpu_env(0))
-    self.assertEqual(('n1', 'n2', 'n3'), step.nodes)
-    self.assertEqual((0, 1, 1), step.node_components)
+  def testHeterogeneousStepIsNumberedNodeByNode(self):
+    # Rank 0, component 0's first task on n3, comes after n1's task.
+    step = slurm_step.read_step(slurm_test_util.het_later_node_env(0))
+    self.assertEqual([('n1', 0), ('n3', 0), ('n3', 1)], _placements(step))
+    self.assertEqual(1, step.task_index)
 
   def testComponentNodesAreTheNodesOfTheSameComponent(self):
     step = slurm_step.read_step(slurm_test_util.het_gpu_env(0))
@@ -83,31 +119,37 @@ class ReadStepTest(parameterized.TestCase):
     self.assertEqual([1, 2], step.component_nodes(1))
     self.assertEqual([1, 2], step.component_nodes(2))
 
-  def testBatchScriptUsesTheJobVariables(self):
-    step = slurm_step.read_step(slurm_test_util.BATCH_ENV)
-    self.assertEqual(('n1', 'n2'), step.nodes)
-    self.assertEqual((2, 2), step.tasks_per_node)
+  def testBatchScriptOfAOneTaskJobIsAStepOfOneTaskOnItsNode(self):
+    step = slurm_step.read_step(_one_task_batch_env())
+    self.assertEqual((('n1',), (1,), 0),
+                     (step.nodes, step.tasks_per_node, step.task_index))
 
-  def testLayoutContradictingTheTaskIsRuntimeErrorShowingBoth(self):
-    # Rank 1 of a cyclic step, read as plane=4 (ranks 0-3 on n1).
-    env = slurm_test_util.cyclic_env(1, SLURM_DISTRIBUTION='plane=4')
+  def testBatchScriptOfAJobOfSeveralTasksIsRuntimeErrorSayingToUseSrun(self):
     with self.assertRaisesRegex(
-        RuntimeError, r"SLURMD_NODENAME: Slurm says 'n2', derived 'n1'"):
+        RuntimeError, r'^This process runs in Slurm job 25 outside an srun '
+        r'step \(in its batch script or salloc shell: SLURM_STEP_NODELIST is '
+        r'not set\), and the job has 4 tasks \(SLURM_NTASKS=4\): start the program '
+        r'with srun'):
+      slurm_step.read_step(slurm_test_util.BATCH_ENV)
+
+  def testTaskWithoutLocalIdIsNumberedByRankAndCheckedAgainstItsNode(self):
+    # Rank 1 of the cyclic step, taken for task 1 (n1's local task 1), is
+    # on n2.
+    env = slurm_test_util.cyclic_env(1, SLURM_LOCALID=None)
+    with self.assertRaisesRegex(
+        RuntimeError, r"SLURM_PROCID='1' is task 1 of 5, .* puts on node 'n1' "
+        r"as its local task 1; but SLURMD_NODENAME: Slurm says 'n2', derived "
+        r"'n1'"):
       slurm_step.read_step(env)
 
-  def testHeterogeneousStepPlacesRanksBlockWiseInComponentOrder(self):
-    step = slurm_step.read_step(slurm_test_util.het_later_node_env(0))
-    self.assertEqual([('n3', 0), ('n3', 1), ('n1', 0)], _placements(step))
-
-  def testNodeRanksAreTheRanksOfTheNodeInOrder(self):
+  def testNodeRanksAreTheTaskIndicesOfTheNodeInOrder(self):
     step = slurm_step.read_step(slurm_test_util.cyclic_env(1))
-    self.assertEqual([0, 2, 3, 4], step.node_ranks(0))
-    self.assertEqual([1], step.node_ranks(1))
-
+    self.assertEqual([0, 1, 2, 3], step.node_ranks(0))
+    self.assertEqual([4], step.node_ranks(1))
 
   def testBatchScriptOfSlurm2605WithNegativeStepIdIsItsSpecialId(self):
     # Slurm 26.05 gives the batch script SLURM_STEP_ID=-5 (0xfffffffb).
-    env = dict(slurm_test_util.BATCH_ENV, SLURM_STEP_ID='-5')
+    env = _one_task_batch_env(SLURM_STEP_ID='-5')
     self.assertEqual(2**32 - 5, slurm_step.read_step(env).job_step[1])
 
 
@@ -175,39 +217,18 @@ class StrictVariableTest(parameterized.TestCase):
     with self.assertRaisesRegex(error, regex):
       slurm_step.read_step(env, tasks_per_node)
 
-  def testPlaneSizeInTheDistributionIsBlamedOnTheDistribution(self):
-    env = slurm_test_util.step_env('n1', '2', 'n1 n1', 0,
-                                   SLURM_DISTRIBUTION='plane=0')
-    with self.assertRaisesRegex(ValueError,
-                                r"^SLURM_DISTRIBUTION='plane=0': plane size"
-                                ) as raised:
-      slurm_step.read_step(env)
-    self.assertNotIn('SLURM_DIST_PLANESIZE', str(raised.exception))
-
-  def testPlaneSizeInTheDistributionIsUsed(self):
-    env = slurm_test_util.step_env('n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1', 4,
-                                   SLURM_DISTRIBUTION='plane=2')
-    self.assertEqual([2, 3], slurm_step.read_step(env).node_ranks(1))
-
-  @parameterized.named_parameters(
-      ('_cyclic', 'cyclic',
-       r"SLURM_PROCID='1' is task 1 of 2, which the layout "
-       r"\(SLURM_STEP_NODELIST='n\[1-2\]', SLURM_STEP_TASKS_PER_NODE='1,1', "
-       r"SLURM_DISTRIBUTION='cyclic'\) puts on node 'n2'.*SLURMD_NODENAME: "
-       r"Slurm says 'n1'"),
-      # Tasks of block steps are numbered node by node: SLURM_GTIDS tells.
-      ('_block', None,
-       r"SLURM_LOCALID='0' on SLURMD_NODENAME='n1' \(SLURM_PROCID='1'\) is "
-       r"task 0 of 2.*SLURM_GTIDS: Slurm says '0', expected the ranks of the 1 "
-       r"tasks of this node with this task's, SLURM_PROCID 1, at its "
-       r'SLURM_LOCALID 0'),
-  )
-  def testRankContradictingTheLayoutNamesTheRankAndTheLayout(
-      self, distribution, regex):
+  def testRankMissingFromItsNodesRanksNamesTheTaskAndTheLayout(self):
+    # SLURM_PROCID 1 on n1, whose SLURM_GTIDS holds rank 0 alone.
     env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
-                                   SLURM_PROCID='1',
-                                   SLURM_DISTRIBUTION=distribution)
-    self.assertReadFails(RuntimeError, regex, env)
+                                   SLURM_PROCID='1')
+    self.assertReadFails(
+        RuntimeError,
+        r"SLURM_LOCALID='0' on SLURMD_NODENAME='n1' \(SLURM_PROCID='1'\) is "
+        r"task 0 of 2, which the layout \(SLURM_STEP_NODELIST='n\[1-2\]', "
+        r"SLURM_STEP_TASKS_PER_NODE='1,1'\) puts on node 'n1' as its local "
+        r"task 0; but SLURM_GTIDS: Slurm says '0', expected the ranks of the 1 "
+        r"tasks of this node with this task's, SLURM_PROCID 1, at its "
+        r'SLURM_LOCALID 0', env)
 
   def testNumTasksDisagreeingWithTasksPerNodeNamesBoth(self):
     env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
@@ -308,93 +329,10 @@ class StrictVariableTest(parameterized.TestCase):
         RuntimeError, r"SLURM_LOCALID=5 but SLURMD_NODENAME='n2' runs 2 tasks",
         env)
 
-  def testArbitraryLayoutMismatchNamesTheHostfile(self):
-    hostfile = self.create_tempfile(content='n1\nn2\nn2\nn1\nn1\n').full_path
-    env = slurm_test_util.step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', 0,
-                                   node_ids='n1 n2',
-                                   SLURM_DISTRIBUTION='arbitrary',
-                                   SLURM_HOSTFILE=hostfile)
-    self.assertReadFails(
-        RuntimeError, r"SLURM_DISTRIBUTION='arbitrary', SLURM_HOSTFILE=%r\) "
-        r"puts on node 'n1'" % hostfile, env)
-
-  def testPlaneLayoutMismatchNamesThePlaneSize(self):
-    env = slurm_test_util.step_env('n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1', 4,
-                                   SLURM_DISTRIBUTION='plane',
-                                   SLURM_DIST_PLANESIZE='4')
-    self.assertReadFails(
-        RuntimeError, r"SLURM_DISTRIBUTION='plane', SLURM_DIST_PLANESIZE='4'\) "
-        r"puts on node 'n2'", env)
-
   def testTasksPerNodeHostThatIsNoStringIsValueError(self):
     env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0)
     self.assertReadFails(ValueError, r'tasks_per_node: host 1 is not a string',
                          env, {1: 1, 'n2': 1})
-
-
-class HostfileTest(parameterized.TestCase):
-  """SLURM_HOSTFILE is read as a bounded regular file of text, or refused."""
-
-  def read_with(self, path):
-    """Reads rank 0 of `srun -n5 -m arbitrary` with SLURM_HOSTFILE=path."""
-    # A hang fails the test instead of blocking it.
-    signal.signal(signal.SIGALRM, _fail_on_alarm)
-    signal.alarm(10)
-    try:
-      return slurm_step.read_step(
-          slurm_test_util.step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', 0,
-                                   node_ids='n1 n2',
-                                   SLURM_DISTRIBUTION='arbitrary',
-                                   SLURM_HOSTFILE=path))
-    finally:
-      signal.alarm(0)
-
-  def assertRefused(self, path, regex):
-    with self.assertRaisesRegex(ValueError,
-                                r'^SLURM_HOSTFILE=%r: %s' % (path, regex)):
-      self.read_with(path)
-
-  def testRandomBytesAreValueErrorNamingTheVariableAndPath(self):
-    path = self.create_tempfile(content=bytes(range(256)) * 4,
-                                mode='wb').full_path
-    self.assertRefused(path, r'not UTF-8 text \(byte 128\)')
-
-  def testFifoWithoutWriterIsRefusedWithoutBlocking(self):
-    path = os.path.join(self.create_tempdir().full_path, 'fifo')
-    os.mkfifo(path)
-    self.assertRefused(path, 'not a regular file')
-
-  def testDeviceIsRefusedWithoutBeingRead(self):
-    self.assertRefused('/dev/zero', 'not a regular file')
-
-  def testDirectoryIsRefused(self):
-    self.assertRefused(self.create_tempdir().full_path, 'not a regular file')
-
-  def testFileLargerThanTheStepNeedsIsRefused(self):
-    path = self.create_tempfile(content='n1\n' * 1000000).full_path
-    self.assertRefused(path, r'larger than \d+ bytes')
-
-  def testSymlinkToTheHostfileIsFollowed(self):
-    target = self.create_tempfile(content='n2\nn1\nn2\nn1\nn1\n').full_path
-    link = os.path.join(self.create_tempdir().full_path, 'hostfile')
-    os.symlink(target, link)
-    self.assertEqual([1, 3, 4], self.read_with(link).node_ranks(0))
-
-  def testSymlinkToADeviceIsRefused(self):
-    link = os.path.join(self.create_tempdir().full_path, 'hostfile')
-    os.symlink('/dev/zero', link)
-    self.assertRefused(link, 'not a regular file')
-
-  def testLinesBeyondTheStepsTasksAreNotExpanded(self):
-    # Slurm reads a line per task; a huge hostlist after them is not read.
-    path = self.create_tempfile(
-        content='n2\nn1\nn2\nn1\nn1\nn[1-1000000000]\n').full_path
-    self.assertEqual(5, self.read_with(path).num_tasks)
-
-
-def _fail_on_alarm(signum, frame):
-  del signum, frame
-  raise AssertionError('reading SLURM_HOSTFILE blocked')
 
 
 class ReadGpusTest(parameterized.TestCase):
@@ -406,12 +344,13 @@ class ReadGpusTest(parameterized.TestCase):
     self.assertEqual(('4', '5'), gpus.visible)
     self.assertEqual('CUDA_VISIBLE_DEVICES', gpus.source)
 
-  def testNarrowedCudaVisibleDevicesFallsBackToGpuDeviceOrdinal(self):
-    # What a first resolver of the same task leaves behind.
+  def testCudaVisibleDevicesNarrowedBelowSlurmsListIsBoundToTheTask(self):
+    # What a first resolver of the same task, a wrapper or the user leaves.
     gpus = slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': '5',
+                                 'SLURM_STEP_GPUS': '4,5',
                                  'GPU_DEVICE_ORDINAL': '4,5'})
-    self.assertEqual(('4', '5'), gpus.visible)
-    self.assertEqual('GPU_DEVICE_ORDINAL', gpus.source)
+    self.assertEqual(('5',), gpus.visible)
+    self.assertTrue(gpus.bound_per_task)
 
   @parameterized.named_parameters(('_empty', ''),
                                   ('_no_dev_files', 'NoDevFiles'))

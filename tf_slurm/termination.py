@@ -48,13 +48,12 @@ import signal
 import sys
 import time
 
-from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tf_slurm import slurm_launcher
 from tensorflow.python.distribute.failure_handling import failure_handling
 from tensorflow.python.distribute.failure_handling import slurm_termination_config
 from tensorflow.python.eager import context
 from tensorflow.python.framework import errors
 from tensorflow.python.platform import tf_logging as logging
+from tf_slurm import slurm_launcher
 from tf_slurm import util
 
 # The exit status after the save when nothing is left to do (the job was

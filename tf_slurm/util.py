@@ -16,8 +16,8 @@
 
 `parse_int` reads one number as Slurm's atoi does; the companion runs
 commands (`run_command`: scontrol, nvidia-smi) and reads files
-(`read_regular_file`: slurm.conf, SLURM_HOSTFILE) only through this module,
-within bounds of time and size.
+(`read_regular_file`: slurm.conf) only through this module, within bounds
+of time and size.
 """
 
 import os

@@ -12,12 +12,9 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""Tests for the Slurm hostlist grammar."""
-
 """Tests of the companion's bounded reads (tf_slurm.util)."""
 
 import os
-import re
 from unittest import mock
 
 from absl.testing import absltest

@@ -172,13 +172,19 @@ def expand_hostlist(hostlist):
     The list of host names.
 
   Raises:
-    ValueError: If the expression is malformed (unbalanced, nested or empty
+    ValueError: If the expression is not UTF-8 text or is malformed
+      (unbalanced, nested or empty
       brackets, non-digits or a descending range in brackets), a range or a
       group before the last has more than `_MAX_RANGE` hosts, or the whole
       list more than `MAX_HOSTS`.
   """
   if not isinstance(hostlist, str):
     raise ValueError('Invalid hostlist %r: expected a string' % (hostlist,))
+  try:
+    hostlist.encode('utf-8')
+  except UnicodeEncodeError:
+    raise ValueError('Invalid hostlist %r: not UTF-8 text' %
+                     (hostlist,)) from None
   try:
     parsed = _parse(hostlist)
   except ValueError as e:

@@ -14,9 +14,7 @@
 # ==============================================================================
 """Tests for the Slurm hostlist grammar."""
 
-import os
 import re
-from unittest import mock
 
 from absl.testing import absltest
 from absl.testing import parameterized

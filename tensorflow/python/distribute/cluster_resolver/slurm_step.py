@@ -54,6 +54,14 @@ def read_int(environ, name, minimum=0):
   return number
 
 
+def _parse(environ, name, parse):
+  """Returns `parse` of variable `name`; a ValueError names the variable."""
+  try:
+    return parse(get_variable(environ, name))
+  except ValueError as e:
+    raise ValueError('%s: %s' % (name, e)) from None
+
+
 def check_not_batch_script(environ):
   """Refuses a batch script (or salloc shell) whose job runs several tasks.
 
@@ -64,15 +72,18 @@ def check_not_batch_script(environ):
     return
   if 'SLURM_NTASKS' in environ:
     tasks = read_int(environ, 'SLURM_NTASKS', 1)
+    source = 'SLURM_NTASKS=%d' % tasks
   else:
-    tasks = sum(slurm_hostlist.expand_tasks_per_node(
-        environ.get('SLURM_TASKS_PER_NODE', '1')))
+    text = environ.get('SLURM_TASKS_PER_NODE', '1')
+    tasks = sum(slurm_hostlist.expand_tasks_per_node(text))
+    source = 'SLURM_TASKS_PER_NODE=%r' % text
   if tasks > 1:
     raise RuntimeError(
-        'This process runs in the batch script of Slurm job %s, not in an '
-        'srun step, and the job has %d tasks: start the program with srun '
-        '(srun python train.py) so that every task runs it.' %
-        (environ['SLURM_JOB_ID'], tasks))
+        'This process runs in Slurm job %s outside an srun step (in its '
+        'batch script or salloc shell: SLURM_STEP_NODELIST is not set), and '
+        'the job has %d tasks (%s): start the program with srun (srun python '
+        'train.py) so that every task runs it.' %
+        (environ['SLURM_JOB_ID'], tasks, source))
 
 
 def read_nodes(environ):
@@ -83,8 +94,8 @@ def read_nodes(environ):
   check_not_batch_script(environ)
   if 'SLURM_STEP_NODELIST' not in environ and 'SLURMD_NODENAME' in environ:
     return [environ['SLURMD_NODENAME']]
-  nodes = slurm_hostlist.expand_hostlist(
-      get_variable(environ, 'SLURM_STEP_NODELIST'))
+  nodes = _parse(environ, 'SLURM_STEP_NODELIST',
+                 slurm_hostlist.expand_hostlist)
   if len(set(nodes)) != len(nodes):
     raise ValueError('SLURM_STEP_NODELIST=%r names a node twice' %
                      environ['SLURM_STEP_NODELIST'])
@@ -96,7 +107,8 @@ def read_tasks_per_node(environ, nodes):
   if 'SLURM_STEP_NODELIST' not in environ and 'SLURMD_NODENAME' in environ:
     return [1]
   text = get_variable(environ, 'SLURM_STEP_TASKS_PER_NODE')
-  counts = slurm_hostlist.expand_tasks_per_node(text)
+  counts = _parse(environ, 'SLURM_STEP_TASKS_PER_NODE',
+                  slurm_hostlist.expand_tasks_per_node)
   if len(counts) != len(nodes):
     raise ValueError('SLURM_STEP_TASKS_PER_NODE=%r has %d entries but '
                      'SLURM_STEP_NODELIST names %d nodes' %
@@ -135,6 +147,7 @@ def read_rank(environ):
   Without `SLURMD_NODENAME` or `SLURM_LOCALID` it is `SLURM_PROCID`, which
   is the same in block steps in list order.
   """
+  check_not_batch_script(environ)
   procid = read_int(environ, 'SLURM_PROCID')
   if 'SLURM_STEP_NODELIST' not in environ or not {
       'SLURMD_NODENAME', 'SLURM_LOCALID', 'SLURM_STEP_TASKS_PER_NODE'
