@@ -2,8 +2,8 @@
 
 TensorFlow's API publishes the companion's resolver (tf_slurm: the core's
 with the ranks of MPI launchers), a subclass of the tree's class, and the
-companion's termination config (the core's, with the requeue), which the
-tree does not export.
+companion's termination config (a TensorFlow `TerminationConfig` that saves
+on Slurm's signals and requeues the job), which the tree does not have.
 
 The repository's module replaces pip TensorFlow's through the overlay of
 the tf_slurm_resolver package (pip_package/), which the package's `.pth`
@@ -30,7 +30,7 @@ from absl.testing import absltest
 import tensorflow as tf
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.failure_handling import slurm_termination_config
+from tensorflow.python.distribute.failure_handling import failure_handling
 from tf_slurm import resolver as tf_slurm_resolver
 from tf_slurm import termination
 from tf_slurm_resolver import overlay
@@ -71,12 +71,13 @@ class OverlayTest(absltest.TestCase):
     cls = tf.compat.v1.distribute.cluster_resolver.SlurmClusterResolver
     self.assertIs(cls, tf_slurm_resolver.SlurmClusterResolver)
 
-  def testPublicTerminationConfigIsTheCompanionsOverTheCore(self):
+  def testPublicTerminationConfigIsTheCompanionsOverTensorflows(self):
     for api in (tf, tf.compat.v2):
       cls = api.distribute.experimental.SlurmTerminationConfig
       self.assertIs(cls, termination.SlurmTerminationConfig)
-    self.assertIs(cls.__bases__[0],
-                  slurm_termination_config.SlurmTerminationConfig)
+    self.assertIs(cls.__bases__[0], failure_handling.TerminationConfig)
+    self.assertIs(tf.distribute.experimental.TerminationConfig,
+                  failure_handling.TerminationConfig)
 
   def testCompanionImportedBeforeTensorFlowIsWhatTheApiPublishes(self):
     program = ('from tf_slurm import termination\n'

@@ -60,8 +60,9 @@ ROOT = next((d for d in (_PACKAGE_DIR,
 # Public names of the companion (tf_slurm) that the overlay adds to (or
 # replaces in) pip TensorFlow's generated API modules, where the companion
 # is installed: API module -> ((name, defining module), ...). Its resolver
-# is the core's, with the ranks of MPI launchers; its termination config is
-# the core's (which TensorFlow does not export), with the requeue.
+# is the core's, with the ranks of MPI launchers; its termination config, a
+# TerminationConfig that saves on Slurm's warning and SIGTERM (which pip
+# TensorFlow's cannot be told to), requeues the job.
 _COMPANION_TERMINATION_CONFIG = (
     ('SlurmTerminationConfig', 'tf_slurm.termination'),)
 _COMPANION_RESOLVER = (('SlurmClusterResolver', 'tf_slurm.resolver'),)
