@@ -166,7 +166,7 @@ class SlurmTerminationConfigTest(parameterized.TestCase):
       return slurm_test_util.fake_run_command(result)(command, missing_ok)
 
     self.enter_context(mock.patch.object(
-        stc.slurm_hostlist, 'run_command', side_effect=run_command))
+        stc.util, 'run_command', side_effect=run_command))
     self.enter_context(mock.patch.object(os, 'write', autospec=True))
 
   def _config(self, environ=None, **kwargs):

@@ -199,7 +199,7 @@ class SlurmLayoutsTest(parameterized.TestCase):
   def test_het_step_with_cyclic_component_numbers_tasks_node_by_node(self):
     # Component 1 packs 3,1 tasks on n10, n11 (Slurm 20.11: 2,2) and deals
     # ranks 1-4 cyclically. A task cannot see each component's
-    # distribution, so tasks are numbered node by node in component order:
+    # distribution; tasks are numbered node by node in node list order:
     # n9's, then n10's, then n11's.
     nodes = ['n9', 'n10', 'n11', 'n10', 'n10']
     task_ids = {0: 0, 1: 1, 3: 2, 4: 3, 2: 4}

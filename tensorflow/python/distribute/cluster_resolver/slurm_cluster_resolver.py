@@ -86,17 +86,9 @@ def _task_gpus(gpus_per_node, gpus_per_task, busiest, local):
   """Returns (GPUs each task uses, this task's GPU ids or None to keep them).
 
   GPUs Slurm bound to the task stay with it; the node's other GPUs are
-  dealt by id, `gpus_per_task` (by default as many as the busiest node
-  allows every task) to each task in local index order.
-
-  Args:
-    gpus_per_node: The argument, or None.
-    gpus_per_task: The argument, or None.
-    busiest: The number of tasks on the busiest node.
-    local: This task's index among the tasks on its node.
-
-  Raises:
-    RuntimeError: If more GPUs are requested than Slurm gave.
+  dealt by id, `gpus_per_task` (by default as many as the node of `busiest`
+  tasks allows every task) to each task in the order of its `local` index.
+  A RuntimeError says where more GPUs are requested than Slurm gave.
   """
   if gpus_per_node == 0 and not gpus_per_task:
     return 0, []

@@ -141,6 +141,32 @@ def _check_gtids(environ, count, local, procid):
         (environ['SLURM_GTIDS'], count, procid, local))
 
 
+def _check_not_mpi_rank(environ, procid):
+  """Refuses a process that an MPI launcher, not srun, started.
+
+  `mpirun` and `mpiexec` start their ranks from daemons of a step of their
+  own, whose Slurm variables the ranks inherit: where a rank's MPI rank or
+  size disagrees with the step's, those variables describe the daemons.
+  """
+  for rank_name, size_name in (('OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE'),
+                               ('PMI_RANK', 'PMI_SIZE'), ('PMIX_RANK', None)):
+    if rank_name not in environ:
+      continue
+    size = environ.get(size_name, '')
+    facts = [(rank_name, environ[rank_name], 'SLURM_PROCID', str(procid))]
+    if size_name in environ:
+      facts.append((size_name, size, 'SLURM_STEP_NUM_TASKS',
+                    environ.get('SLURM_STEP_NUM_TASKS')))
+    wrong = ['%s=%s but %s=%s' % fact for fact in facts
+             if fact[1].strip() != fact[3]]
+    if wrong:
+      raise RuntimeError(
+          '%s: an MPI launcher (mpirun, mpiexec), not srun, started this '
+          'process, and its Slurm variables are those of the launcher\'s '
+          'daemons. Start the program with srun%s.' %
+          ('; '.join(wrong), ' -n %s' % size.strip() if size else ''))
+
+
 def read_rank(environ):
   """This task's index in the step, node by node (see the module docstring).
 
@@ -149,6 +175,7 @@ def read_rank(environ):
   """
   check_not_batch_script(environ)
   procid = read_int(environ, 'SLURM_PROCID')
+  _check_not_mpi_rank(environ, procid)
   if 'SLURM_STEP_NODELIST' not in environ or not {
       'SLURMD_NODENAME', 'SLURM_LOCALID', 'SLURM_STEP_TASKS_PER_NODE'
   } <= set(environ):

@@ -80,6 +80,32 @@ class ReadRankTest(test.TestCase, parameterized.TestCase):
       slurm_step.read_rank(env)
 
 
+class MpiLauncherTest(test.TestCase):
+  """Ranks of mpirun and mpiexec see their daemons' step: they refuse."""
+
+  def testMpirunRankIsRefusedSayingToStartWithSrun(self):
+    # Rank 3 of 5 on the second node, whose daemon is task 1 of 3.
+    env = step_env('n[1-3]', '1(x3)', 'n1 n2 n3', 1, OMPI_COMM_WORLD_RANK='3',
+                   OMPI_COMM_WORLD_SIZE='5')
+    with self.assertRaisesRegex(
+        RuntimeError, 'OMPI_COMM_WORLD_RANK=3 but SLURM_PROCID=1; '
+        'OMPI_COMM_WORLD_SIZE=5 but SLURM_STEP_NUM_TASKS=3: an MPI launcher '
+        r'.* Start the program with srun -n 5\.'):
+      slurm_step.read_rank(env)
+
+  def testMpiexecRankOfTheSameNumberIsRefusedByItsSize(self):
+    env = step_env('n[1-3]', '1(x3)', 'n1 n2 n3', 0, PMI_RANK='0',
+                   PMI_SIZE='5', MPI_LOCALRANKID='0')
+    with self.assertRaisesRegex(RuntimeError, 'PMI_SIZE=5 but '
+                                'SLURM_STEP_NUM_TASKS=3'):
+      slurm_step.read_rank(env)
+
+  def testSrunMpiRankIsTheSlurmTask(self):
+    env = step_env('n[1-2]', '1,1', 'n1 n2', 1, PMI_RANK='1', PMI_SIZE='2',
+                   PMI_JOBID='42.0')
+    self.assertEqual(1, slurm_step.read_rank(env))
+
+
 class ReadNodesTest(test.TestCase):
   """The step's nodes and tasks per node."""
 
