@@ -67,11 +67,14 @@ if ! "${python}" -c 'import tensorflow' >/dev/null 2>&1; then
 fi
 
 # The package's .pth switches it on; tools/setup.sh installs it the same way.
+# Installed again if .venv lacks it or serves another checkout (-I: without
+# the current folder on the import path).
 site="$("${python}" -c \
   'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+served="$("${python}" -I -c 'import importlib.util as u
+print(u.find_spec("tf_slurm").origin)' 2>/dev/null || true)"
 if [[ ! -f "${site}/tf_slurm_resolver.pth" ||
-      "$(cat "${site}"/__editable__.tf_slurm_resolver-*.pth 2>/dev/null)" \
-        != "${root}/pip_package" ]]; then
+      "${served}" != "${root}/tf_slurm/__init__.py" ]]; then
   echo "== pip install -e . into .venv (serves this checkout's resolver)"
   with_progress "${python}" -m pip install --no-deps --no-build-isolation \
     --no-index -e .
