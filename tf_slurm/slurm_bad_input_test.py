@@ -215,8 +215,8 @@ class BadInputTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertResolverFails(
         RuntimeError, r'^This process runs in Slurm job 26 outside an srun '
         r'step \(in its batch script or salloc shell: SLURM_STEP_NODELIST is '
-        r'not set\), and the job has 5 tasks \(SLURM_NTASKS=5\): start the program '
-        r'with srun')
+        r'not set\), and the job has 5 tasks \(SLURM_NTASKS=5\): start the '
+        r'program with srun')
 
   def testBatchScriptOfAJobOfSeveralTasksIsErrorSayingToUseSrun(self):
     # CUDA_VISIBLE_DEVICES=0,1 stays as it is.
@@ -224,8 +224,8 @@ class BadInputTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertResolverFails(
         RuntimeError, r'^This process runs in Slurm job 25 outside an srun '
         r'step \(in its batch script or salloc shell: SLURM_STEP_NODELIST is '
-        r'not set\), and the job has 4 tasks \(SLURM_NTASKS=4\): start the program '
-        r'with srun')
+        r'not set\), and the job has 4 tasks \(SLURM_NTASKS=4\): start the '
+        r'program with srun')
 
 
 if __name__ == '__main__':

@@ -128,8 +128,8 @@ class ReadStepTest(parameterized.TestCase):
     with self.assertRaisesRegex(
         RuntimeError, r'^This process runs in Slurm job 25 outside an srun '
         r'step \(in its batch script or salloc shell: SLURM_STEP_NODELIST is '
-        r'not set\), and the job has 4 tasks \(SLURM_NTASKS=4\): start the program '
-        r'with srun'):
+        r'not set\), and the job has 4 tasks \(SLURM_NTASKS=4\): start the '
+        r'program with srun'):
       slurm_step.read_step(slurm_test_util.BATCH_ENV)
 
   def testTaskWithoutLocalIdIsNumberedByRankAndCheckedAgainstItsNode(self):

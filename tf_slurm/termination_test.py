@@ -29,7 +29,6 @@ from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.failure_handling import failure_handling
 from tensorflow.python.distribute.failure_handling import failure_handling_util
 from tf_slurm import termination as stc
-from tf_slurm import util
 
 _RUNNING = ('JobId=7 JobName=train JobState=RUNNING Reason=None '
             'Requeue=1 Restarts=0 BatchFlag=1')
