@@ -50,14 +50,13 @@ class NodeHostTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual('grpc://n2.ib.example.org:8888', resolver.master())
 
   def testTaskIsCheckedAgainstItsNodeByNameNotByHost(self):
-    # Without SLURM_LOCALID rank 1 is taken for task 1, n1's second task; its
-    # SLURMD_NODENAME says n2, and the error names the nodes, not the hosts.
+    # Rank 1 says it runs on n3, which is not in the step: the error names
+    # the nodes, not the hosts.
     self.use_env(slurm_test_util.step_env('n[1-2]', '2,1', 'n1 n2 n1', 1,
-                                          SLURM_DISTRIBUTION='cyclic',
-                                          SLURM_LOCALID=None))
+                                          SLURMD_NODENAME='n3'))
     self.assertResolverFails(
-        RuntimeError, "SLURMD_NODENAME: Slurm says 'n2', derived 'n1'",
-        node_host='{node}-ib')
+        RuntimeError, r"SLURMD_NODENAME='n3' is not in the step node list "
+        r"\['n1', 'n2'\]", node_host='{node}-ib')
 
   def testFormatWithoutTheNodeIsValueErrorNamingTheArgument(self):
     self.use_env(self.envs[0])

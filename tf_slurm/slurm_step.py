@@ -1028,6 +1028,8 @@ def read_step(environ,
                        (procid, total, counts_source))
   # Without its node and local index (which srun sets in every task), a task
   # is numbered by SLURM_PROCID, as in a block step in list order.
+  if not variables.is_batch:
+    core_step.check_place_known(environ)
   by_node = not variables.is_batch and (
       'SLURMD_NODENAME' in environ and 'SLURM_LOCALID' in environ)
   rank = _node_major_index(environ, nodes, counts) if by_node else procid

@@ -167,6 +167,16 @@ def _check_not_mpi_rank(environ, procid):
           ('; '.join(wrong), ' -n %s' % size.strip() if size else ''))
 
 
+def check_place_known(environ):
+  """Refuses a task that has one of SLURMD_NODENAME and SLURM_LOCALID only."""
+  place = ('SLURMD_NODENAME', 'SLURM_LOCALID')
+  missing = [name for name in place if name not in environ]
+  if len(missing) == 1:
+    raise RuntimeError('%s is not set, but %s is: this task cannot tell its '
+                       'place in the step' % (missing[0], (set(place) - set(
+                           missing)).pop()))
+
+
 def read_rank(environ):
   """This task's index in the step, node by node (see the module docstring).
 
@@ -176,6 +186,7 @@ def read_rank(environ):
   check_not_batch_script(environ)
   procid = read_int(environ, 'SLURM_PROCID')
   _check_not_mpi_rank(environ, procid)
+  check_place_known(environ)
   if 'SLURM_STEP_NODELIST' not in environ or not {
       'SLURMD_NODENAME', 'SLURM_LOCALID', 'SLURM_STEP_TASKS_PER_NODE'
   } <= set(environ):

@@ -55,9 +55,16 @@ class ReadRankTest(test.TestCase, parameterized.TestCase):
     envs = step_envs('n[9-10]', '1(x2)', 'n9 n10')
     self.assertEqual([0, 1], [slurm_step.read_rank(e) for e in envs])
 
-  def testWithoutNodeNameTheRankIsSlurmProcid(self):
-    env = step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', 1, SLURMD_NODENAME=None)
+  def testWithoutNodeNameAndLocalIdTheRankIsSlurmProcid(self):
+    env = step_env('n[1-2]', '4,1', 'n1 n1 n1 n1 n2', 1, SLURMD_NODENAME=None,
+                   SLURM_LOCALID=None)
     self.assertEqual(1, slurm_step.read_rank(env))
+
+  def testLocalIdWithoutNodeNameIsRuntimeErrorNamingIt(self):
+    env = step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', 1, SLURMD_NODENAME=None)
+    with self.assertRaisesRegex(RuntimeError, 'SLURMD_NODENAME is not set, '
+                                'but SLURM_LOCALID is'):
+      slurm_step.read_rank(env)
 
   def testNodeOutsideTheListIsRuntimeErrorNamingIt(self):
     env = step_env('n[1-2]', '1,1', 'n1 n2', 1, SLURMD_NODENAME='n7')
