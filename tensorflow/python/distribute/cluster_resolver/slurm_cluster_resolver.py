@@ -56,11 +56,7 @@ def _count_nvidia_gpus():
 
 
 def get_num_gpus():
-  """Returns the number of GPUs this task may use on the current node.
-
-  Those Slurm names (`CUDA_VISIBLE_DEVICES`; `''` means none), else those
-  `nvidia-smi --list-gpus` lists (none without nvidia-smi).
-  """
+  """Returns the number of GPUs this task may use: Slurm's, or nvidia-smi's."""
   gpus, _ = slurm_step.read_gpus(os.environ)
   return _count_nvidia_gpus() if gpus is None else len(gpus)
 

@@ -37,21 +37,14 @@ def get_variable(environ, name):
                      'every task with srun.' % name)
 
 
-def _decimal(text):
-  """The number of a decimal text of at most 18 digits, else None."""
-  text = text.strip()
-  return int(text) if text.isascii() and text.isdigit() and len(
-      text) <= 18 else None
-
-
 def read_int(environ, name, minimum=0):
-  """Reads variable `name` as an integer of at least `minimum`."""
-  text = get_variable(environ, name)
-  number = _decimal(text)
-  if number is None or number < minimum:
+  """Reads variable `name` as a decimal integer of at least `minimum`."""
+  text = get_variable(environ, name).strip()
+  if not (text.isascii() and text.isdigit() and len(text) <= 18 and
+          int(text) >= minimum):
     raise ValueError('%s=%r: expected an integer of at least %d' %
-                     (name, text, minimum))
-  return number
+                     (name, environ[name], minimum))
+  return int(text)
 
 
 def _parse(environ, name, parse):
@@ -106,9 +99,9 @@ def read_tasks_per_node(environ, nodes):
   """The step's number of tasks on each of `nodes`, in list order."""
   if 'SLURM_STEP_NODELIST' not in environ and 'SLURMD_NODENAME' in environ:
     return [1]
-  text = get_variable(environ, 'SLURM_STEP_TASKS_PER_NODE')
   counts = _parse(environ, 'SLURM_STEP_TASKS_PER_NODE',
                   slurm_hostlist.expand_tasks_per_node)
+  text = environ['SLURM_STEP_TASKS_PER_NODE']
   if len(counts) != len(nodes):
     raise ValueError('SLURM_STEP_TASKS_PER_NODE=%r has %d entries but '
                      'SLURM_STEP_NODELIST names %d nodes' %
@@ -169,12 +162,11 @@ def _check_not_mpi_rank(environ, procid):
 
 def check_place_known(environ):
   """Refuses a task that has one of SLURMD_NODENAME and SLURM_LOCALID only."""
-  place = ('SLURMD_NODENAME', 'SLURM_LOCALID')
-  missing = [name for name in place if name not in environ]
-  if len(missing) == 1:
-    raise RuntimeError('%s is not set, but %s is: this task cannot tell its '
-                       'place in the step' % (missing[0], (set(place) - set(
-                           missing)).pop()))
+  for missing, given in (('SLURMD_NODENAME', 'SLURM_LOCALID'),
+                        ('SLURM_LOCALID', 'SLURMD_NODENAME')):
+    if missing not in environ and given in environ:
+      raise RuntimeError('%s is not set, but %s is: this task cannot tell '
+                         'its place in the step' % (missing, given))
 
 
 def read_rank(environ):
@@ -243,7 +235,8 @@ def read_gpus(environ):
   under `--gpu-bind=none` Slurm gives the step the node's first
   `SLURM_GPUS_ON_NODE` GPUs without naming them.
   """
-  on_node = _decimal(environ.get('SLURM_GPUS_ON_NODE', ''))
+  on_node = read_int(environ, 'SLURM_GPUS_ON_NODE') if (
+      'SLURM_GPUS_ON_NODE' in environ) else None
   visible = _gpu_ids(environ, 'CUDA_VISIBLE_DEVICES')
   step_gpus = _gpu_ids(environ, 'SLURM_STEP_GPUS')
   binding = _gpu_binding(environ)
