@@ -151,6 +151,14 @@ def step_problems(reports, num_tasks, repo_root, node_ips,
       problems.append('rank %s: with scontrol show hostnames the ClusterSpec '
                       'is %s, with the builtin expansion %s' %
                       (procid, r['cluster_scontrol'], r['cluster']))
+    # The core (the patch to TensorFlow) resolves as the companion does.
+    core = r.get('core', {})
+    if (core.get('cluster'), core.get('task')) != (
+        r['cluster'], [r['task_type'], r['task_id']]):
+      problems.append('rank %s: the core resolves %s as %s, the companion %s '
+                      'as %s:%s' % (procid, core.get('cluster'),
+                                    core.get('task'), r['cluster'],
+                                    r['task_type'], r['task_id']))
   cluster = good[min(good)]['cluster']
   if sorted(cluster) != ['worker']:
     problems.append('default jobs should give one job "worker", got %s' %

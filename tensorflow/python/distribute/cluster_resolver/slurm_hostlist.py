@@ -27,8 +27,10 @@ import re
 # more nodes (or tasks) than this.
 MAX_HOSTS = 1024 * 1024
 # Slurm refuses a bracket range (`LO-HI`) of more hosts than this, and a
-# bracket group other than the last of more hosts in all.
+# bracket group other than the last of more hosts in all; it reads range
+# bounds as unsigned 64-bit numbers.
 _MAX_RANGE = 64 * 1024
+_MAX_RANGE_BOUND = 2**64 - 1
 _BRACKET_RE = re.compile(r'[\[\]]')
 # An item of a hostlist: text up to a separator (a comma, space, tab or
 # newline), with bracket groups that may hold separators; or a bracket that
@@ -36,8 +38,8 @@ _BRACKET_RE = re.compile(r'[\[\]]')
 _ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]+|\[[^\[\]]*\])+|[\[\]]')
 # A bracket group; splitting an item at them gives its texts and bodies.
 _GROUP_RE = re.compile(r'\[([^\]]*)\]')
-_RANGE_RE = re.compile(r'([0-9]{1,20})(?:-([0-9]{0,20}))?')
-_TASKS_PER_NODE_RE = re.compile(r'([0-9]{1,9})(?:\(x([0-9]{1,9})\))?')
+_RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
+_TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
 
 
 def _bracket_error(hostlist):
@@ -55,7 +57,8 @@ def _bracket_error(hostlist):
 def _parse_ranges(body):
   """Parses a bracket body such as `01-03,7`: its (width, lo, hi) and size.
 
-  A range must be well formed, go up and have at most `_MAX_RANGE` hosts.
+  A range must be well formed, go up, end at most at 2**64-1 and have at most
+  `_MAX_RANGE` hosts.
   """
   ranges = []
   size = 0
@@ -67,6 +70,8 @@ def _parse_ranges(body):
     low, high = match.groups()
     lo = int(low)
     hi = int(high) if high else lo  # Slurm: `3-` is 3.
+    if hi > _MAX_RANGE_BOUND:
+      raise ValueError('%d in range %r is above 2**64-1' % (hi, part))
     if lo > hi:
       raise ValueError('range %r goes down (%d > %d)' % (part, lo, hi))
     if hi - lo + 1 > _MAX_RANGE:
@@ -82,9 +87,8 @@ def _parse_item(item):
 
   Returns:
     (texts, groups, count): the names are texts[0] + a number of groups[0] +
-    texts[1] + ... + texts[-1] for every choice of numbers (see `_names`),
-    each group a tuple of (width, lo, hi) ranges; count is their number, or
-    MAX_HOSTS + 1 if larger.
+    texts[1] + ... + texts[-1] (`_names`), each group (width, lo, hi)
+    ranges; count is their number, at most MAX_HOSTS + 1.
   """
   parts = _GROUP_RE.split(item)
   bodies = parts[1::2]
@@ -129,9 +133,8 @@ def _numbers(ranges):
 def _scontrol_order(groups):
   """Groups from the slowest to the fastest varying in scontrol's output.
 
-  The last varies fastest; the others, nested around it, from the first
-  (fastest) to the next-to-last (slowest): `x[1-2]y[3-4]z[5-6]` gives x1y3z5
-  x1y3z6 x2y3z5 ... (row-major order for two groups). Its own inverse.
+  The last varies fastest, then the first, ..., the next-to-last slowest:
+  `x[1-2]y[3-4]z[5-6]` gives x1y3z5 x1y3z6 x2y3z5 .... Its own inverse.
   """
   return groups[-2::-1] + groups[-1:]
 

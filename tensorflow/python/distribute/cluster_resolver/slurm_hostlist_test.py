@@ -148,6 +148,15 @@ class ExpandHostlistTest(parameterized.TestCase):
     self.assertEqual(['n18446744073709551615'],
                      expand_hostlist('n[18446744073709551615]'))
 
+  def testBoundAbove64BitsIsValueError(self):
+    with self.assertRaisesRegex(ValueError,
+                                r'18446744073709551616 .* above 2\*\*64-1'):
+      expand_hostlist('n[1-18446744073709551616]')
+
+  def testNameWithBytesThatAreNotUtf8IsValueError(self):
+    with self.assertRaisesRegex(ValueError, 'not UTF-8 text'):
+      expand_hostlist('n\udce9[1-2]')
+
   @parameterized.named_parameters(('_none', None), ('_bytes', b'n1'))
   def testNonStringIsValueError(self, hostlist):
     with self.assertRaisesRegex(ValueError, 'expected a string'):
