@@ -145,8 +145,9 @@ class SlurmClusterResolver(slurm_cluster_resolver.SlurmClusterResolver):
     return [self._hosts[node] for node in self._order]
 
   def _resolve_task_configuration(self):
-    return {self._hosts[node]: self._step.tasks_per_node[node]
-            for node in self._order}
+    # Through _resolve_hostlist, so that a subclass may rename the hosts.
+    return dict(zip(self._resolve_hostlist(),
+                    (self._step.tasks_per_node[node] for node in self._order)))
 
   def _task_address(self, host, local_index):
     return '%s:%d' % (host, self._ports[local_index])

@@ -121,7 +121,10 @@ class ParameterServerTrainingTest(absltest.TestCase):
     self.assertLen(chief['losses'], STEPS)
     self.assertTrue(all(math.isfinite(v) for v in chief['losses']),
                     repr(chief))
-    self.assertLess(min(chief['losses'][-2:]), chief['losses'][0] / 10,
+    # Steps run asynchronously: the first scheduled step's loss may come
+    # from weights later steps already trained, so the reference is the
+    # largest loss, that of the initial weights.
+    self.assertLess(min(chief['losses'][-2:]), max(chief['losses']) / 10,
                     repr(chief))
 
     # The servers ran until the chief was done, then ended with the step:

@@ -175,7 +175,10 @@ class ResolverOptionsTest(absltest.TestCase):
     self.assertLen(chief['losses'], 10)
     self.assertTrue(all(math.isfinite(v) for v in chief['losses']),
                     chief['losses'])
-    self.assertLess(min(chief['losses'][-2:]), chief['losses'][0] / 10,
+    # Steps run asynchronously: the first scheduled step's loss may come
+    # from weights later steps already trained, so the reference is the
+    # largest loss, that of the initial weights.
+    self.assertLess(min(chief['losses'][-2:]), max(chief['losses']) / 10,
                     chief['losses'])
 
     # Every server ran until the chief was done, then ended with the step.
