@@ -6,9 +6,10 @@
 #   sbatch examples/sbatch_cpu.sh [train_mwms.py options, e.g. --epochs 5]
 # (or from elsewhere with REPO=/path/to/repo, which sbatch passes on).
 # PYTHON: a Python with TensorFlow and this package installed (pip install
-# /path/to/repo, or the repository's .venv) [python3]. Adapt
-# partition, account and time; the integration tests run this script on the
-# Slurm lab (tests/integration/mwms_training_test.py).
+# /path/to/repo, or the repository's .venv) [python3]; the package switches
+# itself on there (no PYTHONPATH). Adapt partition, account and time; the
+# integration tests run this script on the Slurm lab
+# (tests/integration/mwms_training_test.py).
 #SBATCH --job-name=tf-mwms-cpu
 #SBATCH --nodes=3
 #SBATCH --ntasks-per-node=2
@@ -18,7 +19,6 @@
 set -euo pipefail
 
 repo="${REPO:-${SLURM_SUBMIT_DIR:-$PWD}}"
-export PYTHONPATH="${repo}${PYTHONPATH:+:${PYTHONPATH}}"
 echo "job ${SLURM_JOB_ID}: nodes ${SLURM_JOB_NODELIST}, tasks per node" \
      "${SLURM_TASKS_PER_NODE}"
 # One step over the whole allocation; each task finds its role.

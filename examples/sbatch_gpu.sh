@@ -8,10 +8,11 @@
 # (or from elsewhere with REPO=/path/to/repo, which sbatch passes on).
 # PYTHON: a Python with GPU TensorFlow (e.g. pip install 'tensorflow[and-cuda]')
 # [python3], with this package installed (pip install /path/to/repo, or the
-# repository's .venv) so that pip TensorFlow uses this repository's
-# resolver. Adapt partition, account, time and
-# --cpus-per-task (4 tasks x 4 CPUs need 16 CPUs per node; on the Slurm lab's
-# 4-CPU nodes: sbatch -p debug --cpus-per-task=1 examples/sbatch_gpu.sh).
+# repository's .venv): the package switches itself on there (no PYTHONPATH),
+# so that pip TensorFlow uses this repository's resolver. Adapt partition,
+# account, time and --cpus-per-task (4 tasks x 4 CPUs need 16 CPUs per node;
+# on the Slurm lab's 4-CPU nodes: sbatch -p debug --cpus-per-task=1
+# examples/sbatch_gpu.sh).
 #SBATCH --job-name=tf-mwms-gpu
 #SBATCH --nodes=2
 #SBATCH --ntasks-per-node=4
@@ -22,7 +23,6 @@
 set -euo pipefail
 
 repo="${REPO:-${SLURM_SUBMIT_DIR:-$PWD}}"
-export PYTHONPATH="${repo}${PYTHONPATH:+:${PYTHONPATH}}"
 echo "job ${SLURM_JOB_ID}: nodes ${SLURM_JOB_NODELIST}, tasks per node" \
      "${SLURM_TASKS_PER_NODE}, GPUs here ${CUDA_VISIBLE_DEVICES:-none}"
 # One step over the whole allocation; each task finds its role and GPUs.

@@ -7,7 +7,9 @@
 # repository root:
 #   sbatch examples/sbatch_requeue.sh --checkpoint-dir /shared/run1
 # (or from elsewhere with REPO=/path/to/repo). PYTHON: a Python with
-# TensorFlow [python3]. Adapt partition, account and time.
+# TensorFlow and this package installed (pip install /path/to/repo, or the
+# repository's .venv; no PYTHONPATH) [python3]. Adapt partition, account
+# and time.
 #SBATCH --job-name=tf-requeue
 #SBATCH --nodes=2
 #SBATCH --ntasks-per-node=1
@@ -23,7 +25,6 @@
 set -uo pipefail
 
 repo="${REPO:-${SLURM_SUBMIT_DIR:-$PWD}}"
-export PYTHONPATH="${repo}${PYTHONPATH:+:${PYTHONPATH}}"
 echo "job ${SLURM_JOB_ID}: $(date -u +%FT%TZ) restart ${SLURM_RESTART_COUNT:-0}" \
      "on ${SLURM_JOB_NODELIST}"
 # At the time limit Slurm sends SIGTERM to this shell too: note it and go on,

@@ -18,9 +18,9 @@ Start one task per worker with srun; each task learns its role and every
 worker's address from `SlurmClusterResolver()` (no TF_CONFIG, no host lists):
 
   srun -N3 --ntasks-per-node=2 python examples/train_mwms.py
-  # With this repository's resolver and pip TensorFlow:
-  srun -N3 --ntasks-per-node=2 env PYTHONPATH=/path/to/repo \
-      python examples/train_mwms.py
+
+with a `python` that has TensorFlow and this package installed (`pip install
+/path/to/repo`; no PYTHONPATH: the package switches itself on).
 
 It trains a small Keras model on synthetic data (the same in every task; each
 worker reads its own shard) for a few steps, on CPU or on the GPUs Slurm gave

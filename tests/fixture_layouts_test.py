@@ -24,6 +24,7 @@ variables alone.
 
 import collections
 import os
+import subprocess
 from unittest import mock
 
 from absl.testing import absltest
@@ -33,6 +34,9 @@ from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tests.fixtures import recorded_steps
+from tf_slurm import resolution
+from tf_slurm import resolver as companion
+from tf_slurm import util
 
 # The bindings of SLURMD_TRES_BIND that give each task GPUs of its own
 # (srun --gpus-per-task, --gpu-bind=single|map_gpu|mask_gpu).
@@ -66,17 +70,19 @@ def _component_nodes(env):
   return None  # Not heterogeneous: every node of the step.
 
 
-def expected_gpus(envs):
+def expected_gpus(envs, by_component=True):
   """CUDA_VISIBLE_DEVICES of each task by Slurm's binding and the rule.
 
   The rule: a task whose GPUs Slurm bound to it keeps them. Otherwise the
   task of local index l on a node whose list from Slurm is L (G entries) gets
   L[l*k:(l+1)*k], with k = G // T and T the tasks on the busiest node of its
-  component (of the step if not heterogeneous); if k is 0, [L[l % G]]. A
-  task without CUDA_VISIBLE_DEVICES (and here no nvidia-smi) gets none.
+  component (`by_component`, the companion's) or of the step (the core's);
+  if k is 0, the companion gives it [L[l % G]], the core none. A task
+  without CUDA_VISIBLE_DEVICES (and here no nvidia-smi) gets none.
 
   Args:
     envs: The recorded environment of every task of the step.
+    by_component: Whether to follow the companion's rule.
 
   Returns:
     For each rank, the expected CUDA_VISIBLE_DEVICES, or None if unset.
@@ -91,38 +97,59 @@ def expected_gpus(envs):
     if _bound_per_task(env) or not slurms:
       gpus.append(env['CUDA_VISIBLE_DEVICES'])
       continue
-    component = _component_nodes(env)
+    component = _component_nodes(env) if by_component else None
     busiest = max(count for node, count in tasks_on.items()
                   if component is None or node in component)
     local, per_task = int(env['SLURM_LOCALID']), len(slurms) // busiest
     if per_task:
       share = slurms[local * per_task:(local + 1) * per_task]
     else:
-      share = [slurms[local % len(slurms)]]
+      share = [slurms[local % len(slurms)]] if by_component else []
     gpus.append(','.join(share))
   return gpus
 
 
+def _node_major_index(env):
+  """Tasks on the nodes listed before the task's own, plus its local id."""
+  nodes = slurm_hostlist.expand_hostlist(env['SLURM_STEP_NODELIST'])
+  counts = slurm_hostlist.expand_tasks_per_node(
+      env['SLURM_STEP_TASKS_PER_NODE'])
+  node = nodes.index(env['SLURMD_NODENAME'])
+  return sum(counts[:node]) + int(env['SLURM_LOCALID'])
+
+
+_RESOLVERS = [('_core', slurm_cluster_resolver.SlurmClusterResolver),
+              ('_companion', companion.SlurmClusterResolver)]
+
+
+def _steps_of_both_resolvers():
+  return [(name + '_' + step.replace('-', '_').replace('/', '_'), step, cls)
+          for step in recorded_steps.steps() for name, cls in _RESOLVERS]
+
+
 class FixtureLayoutTest(parameterized.TestCase):
+  """Every task of every recorded step, by the core and by the companion."""
 
   def setUp(self):
     super().setUp()
     # Whatever the machine has, the recorded steps had no nvidia-smi, and
     # their slurm.conf (SLURM_CONF) is not read: where it lists
-    # GresTypes=gpu, the tasks without GPU variables would hide the node's
-    # GPUs (slurm_gpus_test.py), which this rule leaves out.
+    # GresTypes=gpu, the companion's tasks without GPU variables would hide
+    # the node's GPUs (slurm_gpus_test.py), which this rule leaves out.
     self.enter_context(
-        mock.patch.object(slurm_hostlist, 'run_command',
+        mock.patch.object(util, 'run_command',
                           side_effect=slurm_test_util.fake_run_command()))
     self.enter_context(mock.patch.object(
-        slurm_cluster_resolver, '_gres_types', return_value=()))
+        resolution, '_gres_types', return_value=()))
+    self.enter_context(mock.patch.object(
+        subprocess, 'run', side_effect=FileNotFoundError('nvidia-smi')))
 
-  def _resolve_every_task(self, envs, **kwargs):
+  def _resolve_every_task(self, envs, resolver_class, **kwargs):
     """Resolves in each task's environment; returns (env, resolver, CVD)."""
     results = []
     for env in envs:
       with mock.patch.dict(os.environ, env, clear=True):
-        resolver = slurm_cluster_resolver.SlurmClusterResolver(**kwargs)
+        resolver = resolver_class(**kwargs)
         results.append(
             (env, resolver, os.environ.get('CUDA_VISIBLE_DEVICES')))
     return results
@@ -130,60 +157,61 @@ class FixtureLayoutTest(parameterized.TestCase):
   def testEveryRecordedStepIsCovered(self):
     self.assertLen(recorded_steps.steps(), 26)
 
-  @parameterized.parameters(recorded_steps.steps())
-  def testEveryTaskResolvesTheSameClusterSpec(self, step):
-    results = self._resolve_every_task(recorded_steps.task_envs(step))
+  @parameterized.named_parameters(_steps_of_both_resolvers())
+  def testEveryTaskResolvesTheSameClusterSpec(self, step, resolver_class):
+    results = self._resolve_every_task(recorded_steps.task_envs(step),
+                                       resolver_class)
     specs = [r.cluster_spec().as_dict() for _, r, _ in results]
     for spec in specs[1:]:
       self.assertEqual(specs[0], spec)
     self.assertLen(specs[0]['worker'], len(results))
 
-  @parameterized.parameters(recorded_steps.steps())
-  def testTaskIdIsSlurmRankAndAddressIsOnItsNode(self, step):
+  @parameterized.named_parameters(_steps_of_both_resolvers())
+  def testTaskIdIsNodeByNodeAndAddressIsOnItsNode(self, step, resolver_class):
     for env, resolver, _ in self._resolve_every_task(
-        recorded_steps.task_envs(step)):
-      self.assertEqual(('worker', int(env['SLURM_PROCID'])),
+        recorded_steps.task_envs(step), resolver_class):
+      self.assertEqual(('worker', _node_major_index(env)),
                        resolver.get_task_info())
       self.assertEqual(
           'grpc://%s:%d' % (env['SLURMD_NODENAME'],
                             8888 + int(env['SLURM_LOCALID'])),
           resolver.master())
 
-  @parameterized.parameters(recorded_steps.steps())
-  def testAllAddressesDiffer(self, step):
+  @parameterized.named_parameters(_steps_of_both_resolvers())
+  def testAllAddressesDiffer(self, step, resolver_class):
     _, resolver, _ = self._resolve_every_task(
-        recorded_steps.task_envs(step))[0]
+        recorded_steps.task_envs(step), resolver_class)[0]
     addresses = resolver.cluster_spec().as_dict()['worker']
     self.assertLen(set(addresses), len(addresses))
 
-  @parameterized.parameters(recorded_steps.steps())
-  def testEveryTaskGetsItsGpusBySlurmsBindingAndTheDealingRule(self, step):
+  @parameterized.named_parameters(_steps_of_both_resolvers())
+  def testEveryTaskGetsItsGpusBySlurmsBindingAndTheDealingRule(
+      self, step, resolver_class):
     envs = recorded_steps.task_envs(step)
-    expected = expected_gpus(envs)
+    expected = expected_gpus(
+        envs, by_component=resolver_class is companion.SlurmClusterResolver)
     got = []
-    for _, resolver, visible in self._resolve_every_task(envs):
+    for _, resolver, visible in self._resolve_every_task(envs,
+                                                         resolver_class):
       got.append(visible)
       self.assertEqual({'GPU': len(_gpu_list(visible))},
                        resolver.num_accelerators())
     self.assertEqual(expected, got)
 
-  def testArbitraryLayoutFollowsTheHostfile(self):
-    results = self._resolve_every_task(
-        recorded_steps.task_envs('n5-arbitrary-hostfile'))
-    self.assertEqual(['n2:8888', 'n1:8888', 'n2:8889', 'n1:8889', 'n1:8890'],
-                     results[0][1].cluster_spec().as_dict()['worker'])
-
-  def testArbitraryLayoutWithoutReadableHostfileIsAnError(self):
-    # Tasks that cannot read it cannot know which rank runs where.
+  @parameterized.named_parameters(_RESOLVERS)
+  def testArbitraryLayoutIsNumberedNodeByNodeWithoutTheHostfile(
+      self, resolver_class):
+    # srun -m arbitrary put rank 0 on n2; no task reads SLURM_HOSTFILE.
     envs = [dict(env, SLURM_HOSTFILE='/nonexistent/hostfile')
             for env in recorded_steps.task_envs('n5-arbitrary-hostfile')]
-    with self.assertRaisesRegex(RuntimeError,
-                                "SLURM_HOSTFILE='/nonexistent/hostfile'"):
-      self._resolve_every_task(envs)
+    results = self._resolve_every_task(envs, resolver_class)
+    self.assertEqual(['n1:8888', 'n1:8889', 'n1:8890', 'n2:8888', 'n2:8889'],
+                     results[0][1].cluster_spec().as_dict()['worker'])
 
-  def testJobsSplitEveryStepInRankOrder(self):
+  @parameterized.named_parameters(_RESOLVERS)
+  def testJobsSplitEveryStepNodeByNode(self, resolver_class):
     results = self._resolve_every_task(
-        recorded_steps.task_envs('N3-n7'),
+        recorded_steps.task_envs('N3-n7'), resolver_class,
         jobs={'chief': 1, 'ps': 2, 'worker': 4})
     self.assertEqual(
         {
@@ -196,21 +224,24 @@ class FixtureLayoutTest(parameterized.TestCase):
                       ('worker', 1), ('worker', 2), ('worker', 3)],
                      [r.get_task_info() for _, r, _ in results])
 
-  def testBatchScriptResolvesAsRankZeroOfTheJob(self):
+  @parameterized.named_parameters(_RESOLVERS)
+  def testBatchScriptOfAJobOfFourTasksIsToldToUseSrun(self, resolver_class):
     env = recorded_steps.read_env(os.path.join(
         recorded_steps.FIXTURES, 'sbatch-N2-ntpn2-gres2', 'batch.env'))
     with mock.patch.dict(os.environ, env, clear=True):
-      resolver = slurm_cluster_resolver.SlurmClusterResolver()
-      self.assertEqual(['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889'],
-                       resolver.cluster_spec().as_dict()['worker'])
-      self.assertEqual(('worker', 0), resolver.get_task_info())
+      with self.assertRaisesRegex(RuntimeError, 'outside an srun step.*4 '
+                                  r'tasks \(SLURM_NTASKS=4\): start the '
+                                  'program with srun'):
+        resolver_class()
+      self.assertEqual(env, dict(os.environ))
 
-  def testSallocShellIsToldToUseSrun(self):
+  @parameterized.named_parameters(_RESOLVERS)
+  def testSallocShellIsToldToUseSrun(self, resolver_class):
     env = recorded_steps.read_env(os.path.join(
         recorded_steps.FIXTURES, 'salloc-N3-n5', 'salloc.env'))
     with mock.patch.dict(os.environ, env, clear=True):
-      with self.assertRaisesRegex(RuntimeError, 'SLURM_PROCID.*srun'):
-        slurm_cluster_resolver.SlurmClusterResolver()
+      with self.assertRaisesRegex(RuntimeError, 'start the program with srun'):
+        resolver_class()
       self.assertEqual(env, dict(os.environ))
 
 

@@ -30,11 +30,10 @@ from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.cluster_resolver import slurm_launcher
-from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tf_slurm import launchers
 from tf_slurm import resolver as tf_slurm_resolver
+from tf_slurm import slurm_launcher
 
 _FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures', 'launchers')
 _OPEN_MPI_4 = slurm_launcher.OPEN_MPI_4
@@ -157,20 +156,26 @@ class LauncherFixturesTest(parameterized.TestCase):
   def testTheCoreResolverRefusesEveryRankNamingTheSrunLine(self, name):
     for rank, (env, host) in enumerate(_ranks(name)):
       with self.subTest(rank=rank), self.assertRaisesRegex(
-          RuntimeError, r'started this process: .* Launch with srun -N3 -n'):
+          RuntimeError, r'(an MPI launcher .*|outside an srun step .*)[:.] '
+          r'[Ss]tart the program with srun|SLURM_GTIDS=.* disagree'):
         self._resolve(env, host, slurm_cluster_resolver.SlurmClusterResolver)
 
   @parameterized.named_parameters((name, name) for name in sorted(_PLACED))
   def testEveryRankResolvesTheClusterOfTheRealPlacement(self, name):
+    # Node by node, in the job's node list order, whatever the rank order.
     ranks = _ranks(name)
-    workers = ['%s:%d' % (host, 8888 + _launcher_local_rank(env))
-               for env, host in ranks]
+    nodes = slurm_hostlist.expand_hostlist(ranks[0][0]['SLURM_JOB_NODELIST'])
+    places = sorted((nodes.index(host), _launcher_local_rank(env))
+                    for env, host in ranks)
+    workers = ['%s:%d' % (nodes[node], 8888 + local)
+               for node, local in places]
     for rank, (env, host) in enumerate(ranks):
       with self.subTest(rank=rank):
         resolver, _ = self._resolve(env, host, auto_set_gpu=False)
         self.assertEqual({'worker': workers},
                          resolver.cluster_spec().as_dict())
-        self.assertEqual(('worker', rank), resolver.get_task_info())
+        index = places.index((nodes.index(host), _launcher_local_rank(env)))
+        self.assertEqual(('worker', index), resolver.get_task_info())
 
   @parameterized.named_parameters((name, name) for name in sorted(_PLACED))
   def testTheCallersExpanderReadsTheJobsNodeList(self, name):

@@ -9,6 +9,11 @@ style settings of tools/pylintrc. pylint reads the files where TensorFlow
 would have them: in a copy of pip TensorFlow's package tree made of symbolic
 links, with the repository's files added or in place of pip's.
 
+The patch's change of TensorFlow's own files (tools/tf_termination_signals.diff)
+is linted on the lines it adds, as TensorFlow's presubmit does: its Python
+files as the change leaves pip TensorFlow's, its BUILD lines (not the
+golden's, whose lines TensorFlow writes as long as they are).
+
     .venv/bin/python -m tests.lint_test --list     # the files covered
     .venv/bin/python -m tests.lint_test --report   # every problem found
 """
@@ -33,6 +38,8 @@ FILES = sorted([p for p in mtp.repo_files() if p not in mtp.GOLDENS] +
 # Files that fail today, each to be removed from here as it is cleaned (the
 # test fails for a file listed here that passes).
 KNOWN_FAILING = frozenset()
+# The files of UPSTREAM whose added lines are linted (not the golden).
+_UPSTREAM_LINTED = ('.py', '/BUILD')
 _EXEMPT = re.compile(r'^\s*(#\s)?<?https?://\S+>?$|'
                      r'^\s*(from\s+\S+\s+)?import\s+.+$')
 
@@ -86,23 +93,84 @@ def _whitespace_problems(relpath):
           for n, line in enumerate(_lines(relpath)) if line != line.rstrip()]
 
 
+def _added(diff):
+  """Yields (path, number in the new file, text) of each line `diff` adds."""
+  path, number = None, 0
+  for line in diff.split('\n'):
+    if line.startswith('diff --git '):
+      path = line.split(' b/', 1)[1]
+    elif line.startswith('@@ '):
+      number = int(re.match(r'@@ -\S+ \+(\d+)', line).group(1))
+    elif line.startswith('+') and not line.startswith('+++ '):
+      yield path, number, line[1:]
+      number += 1
+    elif line.startswith(' '):
+      number += 1
+
+
+def _upstream_line_problems():
+  """What the lines UPSTREAM adds to TensorFlow's files break."""
+  problems = []
+  for path, n, line in _added(_upstream_diff()):
+    if path.endswith(_UPSTREAM_LINTED):
+      if len(line) > 80 and not (path.endswith('.py') and _EXEMPT.match(line)):
+        problems.append('%s:%d: %d columns' % (path, n, len(line)))
+      if line != line.rstrip():
+        problems.append('%s:%d: trailing whitespace' % (path, n))
+  return problems
+
+
+def _upstream_diff():
+  with open(os.path.join(_ROOT, mtp.UPSTREAM), encoding='utf-8') as f:
+    return f.read()
+
+
+def _pip_files(paths):
+  """{path: pip TensorFlow's file at that path in the tree, or None}."""
+  import tensorflow  # pylint: disable=g-import-not-at-top
+  site = os.path.dirname(os.path.dirname(tensorflow.__file__))
+  files = {}
+  for path in paths:
+    try:
+      with open(os.path.join(site, path), encoding='utf-8') as f:
+        files[path] = f.read()
+    except FileNotFoundError:  # A file the change adds.
+      files[path] = None
+  return files
+
+
 def _pylint_problems():
-  """{path: pylint's messages} of the Python files in FILES."""
+  """{path: pylint's messages} of the Python files in FILES and UPSTREAM.
+
+  UPSTREAM's on the lines it adds only.
+  """
   python = [p for p in FILES if p.endswith('.py')]
+  upstream = [p for p in mtp.upstream_paths() if p.endswith('.py')]
   with tempfile.TemporaryDirectory() as scratch:
-    link_tree(scratch, {p: os.path.join(_ROOT, p) for p in python})
+    changed = os.path.join(scratch, 'upstream')
+    for path, text in mtp.upstream_files(_pip_files(upstream),
+                                         paths=upstream).items():
+      os.makedirs(os.path.dirname(os.path.join(changed, path)), exist_ok=True)
+      with open(os.path.join(changed, path), 'w', encoding='utf-8') as f:
+        f.write(text)
+    tree = os.path.join(scratch, 'tree')
+    os.mkdir(tree)
+    link_tree(tree, {**{p: os.path.join(_ROOT, p) for p in python},
+                     **{p: os.path.join(changed, p) for p in upstream}})
     result = subprocess.run(
         [sys.executable, '-m', 'pylint', '--rcfile',
          os.path.join(_ROOT, 'tools', 'pylintrc'), '--score=n',
          '--msg-template={path}:{line}: {msg_id} {msg} ({symbol})'] +
-        python, cwd=scratch, capture_output=True, text=True,
-        timeout=900, check=False, env=dict(os.environ, PYTHONPATH=scratch))
+        python + upstream, cwd=tree, capture_output=True, text=True,
+        timeout=900, check=False, env=dict(os.environ, PYTHONPATH=tree))
   if result.returncode & 1 or result.returncode >= 32:  # Fatal, or usage.
     raise RuntimeError('pylint failed: ' + result.stdout + result.stderr)
+  added = {(p, n) for p, n, _ in _added(_upstream_diff())}
   problems = {}
   for line in result.stdout.splitlines():
-    match = re.match(r'(\S+):\d+: [A-Z]\d+ ', line)
-    if match:
+    match = re.match(r'(\S+):(\d+): [A-Z]\d+ ', line)
+    if match and (match.group(1) not in upstream or
+                  (match.group(1), int(match.group(2))) in added):
       problems.setdefault(match.group(1), []).append(line)
   return problems
 
@@ -131,6 +199,13 @@ class LintTest(absltest.TestCase):
   def testPylintInGoogleStyle(self):
     self.assertClean([m for p in FILES for m in self.pylint.get(p, [])])
 
+  def testLinesTheUpstreamChangeAddsFitIn80ColumnsWithoutTrailingSpace(self):
+    self.assertEqual(_upstream_line_problems(), [])
+
+  def testPylintInGoogleStyleOnTheLinesTheUpstreamChangeAdds(self):
+    self.assertEqual([m for p in mtp.upstream_paths()
+                      for m in self.pylint.get(p, [])], [])
+
   def testKnownFailuresStillFail(self):
     clean = [p for p in sorted(KNOWN_FAILING) if not (
         _column_problems(p) or _ending_problems(p) or
@@ -141,11 +216,17 @@ class LintTest(absltest.TestCase):
 if __name__ == '__main__':
   if '--list' in sys.argv:
     print('\n'.join(FILES))
+    print('\n'.join('%s (the lines %s adds)' % (p, mtp.UPSTREAM)
+                     for p in mtp.upstream_paths()
+                     if p.endswith(_UPSTREAM_LINTED)))
   elif '--report' in sys.argv:  # Every problem, KNOWN_FAILING or not.
     pylint = _pylint_problems()
     for path in FILES:
       for problem in (_column_problems(path) + _ending_problems(path) +
                       _whitespace_problems(path) + pylint.get(path, [])):
         print(problem)
+    for problem in _upstream_line_problems() + [
+        m for p in mtp.upstream_paths() for m in pylint.get(p, [])]:
+      print(problem)
   else:
     absltest.main()

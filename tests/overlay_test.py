@@ -2,8 +2,8 @@
 
 TensorFlow's API publishes the companion's resolver (tf_slurm: the core's
 with the ranks of MPI launchers), a subclass of the tree's class, and the
-companion's termination config (the core's, with the requeue), which the
-tree does not export.
+companion's termination config (a TensorFlow `TerminationConfig` that saves
+on Slurm's signals and requeues the job), which the tree does not have.
 
 The repository's module replaces pip TensorFlow's through the overlay of
 the tf_slurm_resolver package (pip_package/), which the package's `.pth`
@@ -30,7 +30,7 @@ from absl.testing import absltest
 import tensorflow as tf
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.failure_handling import slurm_termination_config
+from tensorflow.python.distribute.failure_handling import failure_handling
 from tf_slurm import resolver as tf_slurm_resolver
 from tf_slurm import termination
 from tf_slurm_resolver import overlay
@@ -71,12 +71,13 @@ class OverlayTest(absltest.TestCase):
     cls = tf.compat.v1.distribute.cluster_resolver.SlurmClusterResolver
     self.assertIs(cls, tf_slurm_resolver.SlurmClusterResolver)
 
-  def testPublicTerminationConfigIsTheCompanionsOverTheCore(self):
+  def testPublicTerminationConfigIsTheCompanionsOverTensorflows(self):
     for api in (tf, tf.compat.v2):
       cls = api.distribute.experimental.SlurmTerminationConfig
       self.assertIs(cls, termination.SlurmTerminationConfig)
-    self.assertIs(cls.__bases__[0],
-                  slurm_termination_config.SlurmTerminationConfig)
+    self.assertIs(cls.__bases__[0], failure_handling.TerminationConfig)
+    self.assertIs(tf.distribute.experimental.TerminationConfig,
+                  failure_handling.TerminationConfig)
 
   def testCompanionImportedBeforeTensorFlowIsWhatTheApiPublishes(self):
     program = ('from tf_slurm import termination\n'
@@ -110,6 +111,173 @@ class OverlayTest(absltest.TestCase):
     for pin in pins:
       self.assertTrue(overlay.is_tested(pin), pin)
     self.assertIn(overlay.tensorflow_version(), pins)
+
+
+# A new Python of this venv (its .pth installs the overlay) runs a program:
+# its first lines (%s), then prints which SlurmClusterResolver TensorFlow
+# serves, from which file.
+_WHICH = """\
+import inspect, sys
+%s
+import tensorflow as tf
+cls = tf.distribute.cluster_resolver.SlurmClusterResolver
+print('CLASS', cls.__module__, inspect.getsourcefile(cls))
+"""
+# The core's file the overlay serves (in Bazel, not the runfiles' link).
+_SERVED_MODULE = os.path.join(overlay.ROOT, *_RESOLVER.split('.')) + '.py'
+_CORE_NOT_COMPANION = (
+    'tf.distribute.cluster_resolver.SlurmClusterResolver is the core\'s, '
+    'without the companion\'s MPI launchers and scontrol, and '
+    'tf.distribute.experimental has no SlurmTerminationConfig')
+
+
+def _companion_module():
+  """The companion's resolver module installed with the overlay."""
+  return os.path.join(overlay.companion_dir(overlay.ROOT), 'resolver.py')
+
+
+def _run_python(args, cwd, pythonpath=None):
+  """A new Python of this venv runs `args` in `cwd`: the finished process."""
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+  env.pop(overlay.OPT_IN, None)
+  if pythonpath:
+    env['PYTHONPATH'] = os.pathsep.join(
+        [pythonpath] + [p for p in [os.environ.get('PYTHONPATH')] if p])
+  return subprocess.run([sys.executable] + args, capture_output=True,
+                        text=True, check=False, timeout=300, cwd=cwd, env=env)
+
+
+def _said(proc):
+  """The lines the overlay wrote on stderr."""
+  return [l for l in proc.stderr.splitlines()
+          if l.startswith('tf_slurm_resolver:')]
+
+
+class ImportTensorFlowAlwaysWorksTest(absltest.TestCase):
+  """Whatever goes wrong in the overlay, `import tensorflow` works.
+
+  At worst TensorFlow serves its own resolver, and the overlay says once
+  why, and what to do.
+  """
+
+  def which(self, setup='', cwd=None, pythonpath=None):
+    """(module, file) of the class TensorFlow serves, and what was said."""
+    proc = _run_python(['-c', _WHICH % setup],
+                       cwd or self.create_tempdir().full_path, pythonpath)
+    self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+    self.assertNotIn('Traceback', proc.stderr)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith('CLASS ')]
+    self.assertLen(lines, 1, proc.stdout)
+    _, module, filename = lines[0].split(' ', 2)
+    return module, _real(filename), _said(proc)
+
+  def testUserFolderNamedTfSlurmLeavesTheCoreServedAndSaysSo(self):
+    cwd = self.create_tempdir().full_path
+    user = os.path.join(cwd, 'tf_slurm')
+    os.mkdir(user)
+    _write(os.path.join(user, '__init__.py'), '')
+    _write(os.path.join(user, 'resolver.py'), '"""The user\'s own."""\n')
+    module, filename, said = self.which(cwd=cwd)
+    self.assertEqual((module, filename), (_RESOLVER, _real(_REPO_MODULE)))
+    self.assertEqual(said, [
+        'tf_slurm_resolver: the tf_slurm on sys.path is %s, not the '
+        'companion installed with tf-slurm-resolver (%s): %s; rename or move '
+        'that tf_slurm, or run from another folder.' %
+        (_real(user), overlay.companion_dir(overlay.ROOT),
+         _CORE_NOT_COMPANION)])
+
+  def testCompanionThatFailsToImportLeavesTheCoreServedAndSaysSo(self):
+    module, filename, said = self.which(
+        "sys.modules['tf_slurm.launchers'] = None  # It fails to import.")
+    self.assertEqual((module, filename), (_RESOLVER, _real(_REPO_MODULE)))
+    self.assertEqual(said, [
+        'tf_slurm_resolver: the companion tf_slurm (%s) failed to import '
+        '(ModuleNotFoundError: import of tf_slurm.launchers halted; None in '
+        'sys.modules): %s; fix that error or reinstall tf-slurm-resolver.' %
+        (overlay.companion_dir(overlay.ROOT), _CORE_NOT_COMPANION)])
+
+  def testCoreThatFailsToImportLeavesTensorFlowsOwnAndSaysSo(self):
+    step = _PACKAGE + '.slurm_step'
+    module, filename, said = self.which(
+        'sys.modules[%r] = None  # It fails to import.' % step)
+    self.assertEqual(module, _RESOLVER)
+    self.assertNotEqual(filename, _real(_REPO_MODULE))
+    self.assertEqual(said, [
+        'tf_slurm_resolver: %s (%s) failed to import (ModuleNotFoundError: '
+        'import of %s halted; None in sys.modules): TensorFlow keeps its own '
+        'SlurmClusterResolver; fix that error or reinstall '
+        'tf-slurm-resolver.' % (_RESOLVER, _SERVED_MODULE, step)])
+
+  def testDistributionWithNonUtf8MetadataIsLeftAlone(self):
+    folder = self.create_tempdir().full_path
+    info = os.path.join(folder, 'latin1_project-1.0.dist-info')
+    os.mkdir(info)
+    with open(os.path.join(info, 'METADATA'), 'wb') as f:
+      f.write(b'Metadata-Version: 2.1\nName: latin1-project\nVersion: 1.0\n'
+              b'Author: Jos\xe9\n')
+    _write(os.path.join(info, 'top_level.txt'), 'latin1_project\n')
+    module, filename, said = self.which(pythonpath=folder)
+    self.assertEqual(module, 'tf_slurm.resolver')
+    self.assertEqual(filename, _real(_companion_module()))
+    self.assertEqual(said, [])
+
+
+class CheckCommandTest(absltest.TestCase):
+  """`python -m tf_slurm_resolver`: which resolver TensorFlow serves here."""
+
+  def check(self, setup=None):
+    """(exit status, first line, {field: value}, the rest, what was said)."""
+    if setup is None:
+      args = ['-m', 'tf_slurm_resolver']
+    else:
+      args = ['-c', setup + '\nimport runpy\nsys.argv = ["tf_slurm_resolver"]'
+              '\nrunpy.run_module("tf_slurm_resolver", run_name="__main__", '
+              'alter_sys=True)\n']
+    proc = _run_python(args, self.create_tempdir().full_path)
+    self.assertNotIn('Traceback', proc.stderr)
+    lines = proc.stdout.splitlines()
+    self.assertNotEmpty(lines, proc.stderr[-3000:])
+    fields = dict(l.strip().split(': ', 1) for l in lines[1:]
+                  if l.startswith('  '))
+    rest = [l for l in lines[1:] if not l.startswith('  ')]
+    return proc.returncode, lines[0], fields, rest, _said(proc)
+
+  def testSaysTheCompanionsResolverIsServed(self):
+    status, headline, fields, rest, said = self.check()
+    self.assertEqual((status, rest, said), (0, [], []))
+    self.assertEqual(
+        headline, 'tf.distribute.cluster_resolver.SlurmClusterResolver is '
+        'tf-slurm-resolver\'s: its companion\'s, over its core.')
+    self.assertEqual(fields['class'], 'tf_slurm.resolver.SlurmClusterResolver')
+    self.assertEqual(_real(fields['file']), _real(_companion_module()))
+    self.assertEqual(_real(fields['core']), _real(_REPO_MODULE))
+    self.assertEqual(fields['TensorFlow'].split(', ')[0],
+                     overlay.tensorflow_version())
+
+  def testNamesAFailedCompanionAndExitsNonZero(self):
+    status, headline, fields, rest, said = self.check(
+        "import sys\nsys.modules['tf_slurm.launchers'] = None")
+    self.assertEqual(status, 1)
+    self.assertEqual(
+        headline, 'tf.distribute.cluster_resolver.SlurmClusterResolver is '
+        'tf-slurm-resolver\'s core, without its companion.')
+    self.assertEqual(fields['class'], _RESOLVER + '.SlurmClusterResolver')
+    self.assertEqual(_real(fields['file']), _real(_REPO_MODULE))
+    self.assertLen(said, 1)
+    self.assertEqual(rest, ['Why: ' + said[0][len('tf_slurm_resolver: '):]])
+
+  def testHelpAnswersWithoutImportingTensorFlow(self):
+    program = ('import runpy, sys\n'
+               'sys.argv = ["tf_slurm_resolver", "--help"]\n'
+               'try:\n'
+               '  runpy.run_module("tf_slurm_resolver", run_name="__main__",'
+               ' alter_sys=True)\n'
+               'except SystemExit as e:\n'
+               '  print("EXIT", e.code, "tensorflow" in sys.modules)\n')
+    proc = _run_python(['-c', program], self.create_tempdir().full_path)
+    self.assertEqual(proc.stderr, '')
+    self.assertIn('usage: python -m tf_slurm_resolver', proc.stdout)
+    self.assertEqual(proc.stdout.splitlines()[-1], 'EXIT 0 False')
 
 
 class ReleaseTest(absltest.TestCase):
@@ -181,10 +349,19 @@ class ReleaseGateTest(absltest.TestCase):
 
 
 # The stand-in TensorFlow: its __init__ imports its resolver module, as
-# TensorFlow's does, and the program then reports which one it got.
-_STAND_IN_INIT = (
-    'from tensorflow.python.distribute.cluster_resolver import '
-    'slurm_cluster_resolver\n')
+# TensorFlow's does, and publishes its class; the program then reports which
+# module it got.
+_STAND_IN_INIT = '''\
+import types
+from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+distribute = types.SimpleNamespace(cluster_resolver=types.SimpleNamespace(
+    SlurmClusterResolver=slurm_cluster_resolver.SlurmClusterResolver))
+'''
+_STAND_IN_RESOLVER = '''\
+WHO = "stand-in TensorFlow"
+class SlurmClusterResolver:
+  pass
+'''
 _PROGRAM = '''\
 import importlib, tensorflow
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
@@ -196,8 +373,12 @@ except ImportError:
 ''' % _HOSTLIST
 
 
-class UntestedTensorFlowTest(absltest.TestCase):
-  """A Python whose TensorFlow is 2.23.0, with this checkout's .pth."""
+class StandInTensorFlowTestCase(absltest.TestCase):
+  """A Python with a stand-in TensorFlow and this checkout's .pth."""
+
+  # The stand-in's version, and what follows it in its METADATA.
+  VERSION = '2.23.0'
+  METADATA_END = b''
 
   def setUp(self):
     super().setUp()
@@ -217,34 +398,73 @@ class UntestedTensorFlowTest(absltest.TestCase):
                          ('tensorflow/python/distribute/cluster_resolver', '')):
       _write(os.path.join(site, folder, '__init__.py'), text)
     _write(os.path.join(package, 'slurm_cluster_resolver.py'),
-           'WHO = "stand-in TensorFlow 2.23.0"\n')
-    info = os.path.join(site, 'tensorflow-2.23.0.dist-info')
-    os.mkdir(info)
-    _write(os.path.join(info, 'METADATA'),
-           'Metadata-Version: 2.1\nName: tensorflow\nVersion: 2.23.0\n')
-    _write(os.path.join(info, 'top_level.txt'), 'tensorflow\n')
+           _STAND_IN_RESOLVER)
+    self.info = os.path.join(site, 'tensorflow-%s.dist-info' % self.VERSION)
+    os.mkdir(self.info)
+    with open(os.path.join(self.info, 'METADATA'), 'wb') as f:
+      f.write(b'Metadata-Version: 2.1\nName: tensorflow\nVersion: %s\n%s' %
+              (self.VERSION.encode(), self.METADATA_END))
+    _write(os.path.join(self.info, 'top_level.txt'), 'tensorflow\n')
     # This checkout's package, as the editable install puts it on the path,
     # and its .pth.
     pip_package = _real(os.path.join(_REPO_ROOT, 'pip_package'))
     _write(os.path.join(site, 'checkout.pth'), pip_package + '\n')
     shutil.copy(os.path.join(pip_package, 'tf_slurm_resolver.pth'), site)
 
-  def testTensorFlowKeepsItsResolverAndIsToldOnce(self):
+  def run_python(self, args):
     env = {k: v for k, v in os.environ.items()
            if k not in ('PYTHONPATH', overlay.OPT_IN)}
-    proc = subprocess.run([self.python, '-c', _PROGRAM], capture_output=True,
+    return subprocess.run([self.python] + args, capture_output=True,
                           text=True, env=env, timeout=120, check=False,
                           cwd=self.create_tempdir('cwd').full_path)
+
+
+class UntestedTensorFlowTest(StandInTensorFlowTestCase):
+  """A Python whose TensorFlow is 2.23.0, with this checkout's .pth."""
+
+  _NOTICE = ('tf_slurm_resolver: TensorFlow 2.23.0 is not a release this '
+             'SlurmClusterResolver is tested with (2.15 to 2.22): TensorFlow '
+             'keeps its own (TF_SLURM_RESOLVER_UNTESTED_RELEASE=2.23 serves '
+             'it all the same).')
+
+  def testTensorFlowKeepsItsResolverAndIsToldOnce(self):
+    proc = self.run_python(['-c', _PROGRAM])
     self.assertEqual(proc.returncode, 0, proc.stderr)
     self.assertEqual(proc.stdout.splitlines(),
-                     ['RESOLVER stand-in TensorFlow 2.23.0', 'NO HOSTLIST'])
-    self.assertEqual(
-        proc.stderr.splitlines(),
-        ['tf_slurm_resolver: TensorFlow 2.23.0 is not a release this '
-         'SlurmClusterResolver is tested with (2.15 to 2.22): TensorFlow '
-         'keeps its own (TF_SLURM_RESOLVER_UNTESTED_RELEASE=2.23 serves it '
-         'all the same).'])
+                     ['RESOLVER stand-in TensorFlow', 'NO HOSTLIST'])
+    self.assertEqual(proc.stderr.splitlines(), [self._NOTICE])
 
+  def testCheckCommandSaysTensorFlowKeepsItsOwnAndWhy(self):
+    proc = self.run_python(['-m', 'tf_slurm_resolver'])
+    self.assertEqual(proc.returncode, 1, proc.stderr)
+    self.assertEqual(proc.stderr.splitlines(), [self._NOTICE])
+    lines = proc.stdout.splitlines()
+    self.assertEqual(
+        lines[0], 'tf.distribute.cluster_resolver.SlurmClusterResolver is '
+        'TensorFlow\'s own, not tf-slurm-resolver\'s.')
+    self.assertIn('  TensorFlow: 2.23.0, %s' % os.path.join(
+        os.path.dirname(self.info), 'tensorflow'), lines)
+    self.assertEqual(lines[-1],
+                     'Why: ' + self._NOTICE[len('tf_slurm_resolver: '):])
+
+
+class UnreadableTensorFlowMetadataTest(StandInTensorFlowTestCase):
+  """A Python whose TensorFlow's METADATA is not UTF-8."""
+
+  VERSION = '2.21.0'
+  METADATA_END = b'Author: Jos\xe9\n'  # Latin-1.
+
+  def testTensorFlowKeepsItsResolverAndIsToldWhy(self):
+    proc = self.run_python(['-c', _PROGRAM])
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    self.assertEqual(proc.stdout.splitlines(),
+                     ['RESOLVER stand-in TensorFlow', 'NO HOSTLIST'])
+    self.assertEqual(proc.stderr.splitlines(), [
+        'tf_slurm_resolver: the version of TensorFlow cannot be read from '
+        '%s (UnicodeDecodeError: \'utf-8\' codec can\'t decode byte 0xe9 in '
+        'position 66: invalid continuation byte): TensorFlow keeps its own '
+        'SlurmClusterResolver; repair or reinstall that distribution.' %
+        os.path.join(self.info, 'METADATA')])
 
 if __name__ == '__main__':
   absltest.main()

@@ -42,9 +42,9 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tf_slurm import resolver as companion
 from tf_slurm import termination as stc
+from tf_slurm import util
 
 _LAUNCHERS = os.path.join(os.path.dirname(__file__), 'fixtures', 'launchers')
 # The bounds of every child; its commands time out after _COMMAND_SECONDS.
@@ -141,13 +141,14 @@ class FaultsTestCase(parameterized.TestCase):
     def case():
       os.environ.clear()
       os.environ.update(environ, PATH=self.bin)
-      slurm_hostlist.SUBPROCESS_TIMEOUT_SECS = _COMMAND_SECONDS
+      util.SUBPROCESS_TIMEOUT_SECS = _COMMAND_SECONDS
+      slurm_cluster_resolver._NVIDIA_SMI_TIMEOUT_SECS = _COMMAND_SECONDS  # pylint: disable=protected-access
       return function()
 
     return _in_child(case)
 
   def resolve(self, environ,
-              resolver_class=slurm_cluster_resolver.SlurmClusterResolver,
+              resolver_class=companion.SlurmClusterResolver,
               **kwargs):
     """The cluster spec and CUDA_VISIBLE_DEVICES of a resolver, or its error."""
 
@@ -172,7 +173,7 @@ class CommandFaultsTest(FaultsTestCase):
        r'failed \(exit status 3\): error: Unable to contact'),
       ('_prints_non_utf8', _NOT_UTF8, 0o755, r'stdout that is not UTF-8'),
       ('_prints_without_end', _ENDLESS, 0o755,
-       r'printed more than %d bytes' % slurm_hostlist.MAX_READ_BYTES),
+       r'printed more than %d bytes' % util.MAX_READ_BYTES),
       ('_is_not_executable', 'echo n1\n', 0o644, r'Permission denied'),
       ('_is_for_another_machine', _EXEC_FORMAT, 0o755, r'Exec format error'),
   )
@@ -201,8 +202,24 @@ class CommandFaultsTest(FaultsTestCase):
        'i=0; while [ $i -lt 1100 ]; do echo "GPU $i: X"; i=$((i+1)); done\n',
        0o755, r'lists 1100 GPUs, more than a node can have \(1024\)'),
   )
-  def testNvidiaSmiFailureIsRuntimeErrorNamingTheCommand(self, body, mode,
-                                                         regex):
+  def testCompanionsNvidiaSmiFailureIsRuntimeErrorNamingTheCommand(
+      self, body, mode, regex):
+    self.stand_in('nvidia-smi', body, mode)
+    for name, function in (('resolver', companion.SlurmClusterResolver),
+                           ('get_num_gpus', companion.get_num_gpus)):
+      with self.subTest(name):
+        outcome = self.run_in_child(_STEP, function)
+        self.assertError(outcome, 'RuntimeError',
+                         r'`nvidia-smi --list-gpus` .*' + regex)
+
+  @parameterized.named_parameters(
+      ('_hangs', _HANG, 0o755, r'timed out after 2 seconds'),
+      ('_fails', _FAIL, 0o755, r'exited with status 3: error: Unable'),
+      ('_is_not_executable', 'echo GPU 0:\n', 0o644, r'Permission denied'),
+      ('_is_for_another_machine', _EXEC_FORMAT, 0o755, r'Exec format error'),
+  )
+  def testCoresNvidiaSmiFailureIsRuntimeErrorSayingWhatToPass(self, body,
+                                                              mode, regex):
     self.stand_in('nvidia-smi', body, mode)
     for name, function in (
         ('resolver', slurm_cluster_resolver.SlurmClusterResolver),
@@ -210,16 +227,20 @@ class CommandFaultsTest(FaultsTestCase):
       with self.subTest(name):
         outcome = self.run_in_child(_STEP, function)
         self.assertError(outcome, 'RuntimeError',
-                         r'`nvidia-smi --list-gpus` .*' + regex)
+                         r'nvidia-smi --list-gpus.*' + regex +
+                         r'.*Pass gpus_per_node')
 
   def testNvidiaSmiFindingNoDeviceMeansNoGpus(self):
     self.stand_in('nvidia-smi', 'echo "No devices were found"\nexit 6\n')
-    outcome = self.run_in_child(_STEP, slurm_cluster_resolver.get_num_gpus)
-    self.assertEqual(outcome, ('value', 0))
+    for function in (slurm_cluster_resolver.get_num_gpus,
+                     companion.get_num_gpus):
+      with self.subTest(function.__module__):
+        outcome = self.run_in_child(_STEP, function)
+        self.assertEqual(outcome, ('value', 0))
 
 
 class FileFaultsTest(FaultsTestCase):
-  """slurm.conf and SLURM_HOSTFILE: regular files within bounds, or none."""
+  """slurm.conf: a regular file within bounds, or none."""
 
   def special_files(self):
     """Name -> path of a FIFO, a device, a folder and a 2 GiB sparse file."""
@@ -240,16 +261,6 @@ class FileFaultsTest(FaultsTestCase):
         self.assertEqual(
             outcome, ('value', ({'worker': ['n1:8888', 'n2:8888']}, '0,1')))
 
-  def testHostfileThatIsNoRegularFileWithinBoundsIsValueError(self):
-    arbitrary = dict(_STEP, SLURM_DISTRIBUTION='arbitrary')
-    for name, path in self.special_files().items():
-      with self.subTest(name):
-        outcome = self.resolve(dict(arbitrary, SLURM_HOSTFILE=path),
-                               gpus_per_node=0)
-        self.assertError(outcome, 'ValueError',
-                         r'SLURM_HOSTFILE=.*: (not a regular file|larger '
-                         r'than \d+ bytes)')
-
   def testSlurmConfSwappedForAFifoAfterTheCheckDoesNotBlock(self):
     fifo = self.special_files()['fifo']
     real_stat = os.stat
@@ -267,7 +278,7 @@ class FileFaultsTest(FaultsTestCase):
 
     def resolve_with_swap():
       os.stat = swap_then_stat
-      return slurm_cluster_resolver.get_num_gpus()
+      return companion.get_num_gpus()
 
     # Unreadable, so not known to list gpu: no nvidia-smi, so no GPUs.
     self.assertEqual(

@@ -63,11 +63,12 @@ import hypothesis
 import hypothesis.configuration
 from hypothesis import strategies as st
 
-from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.cluster_resolver import slurm_launcher
-from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import resolution
+from tf_slurm import resolver as slurm_cluster_resolver
+from tf_slurm import slurm_launcher
+from tf_slurm import slurm_step
+from tf_slurm import util
 from tests.fixtures import recorded_steps
 from tf_slurm import explain
 
@@ -322,10 +323,10 @@ class SlurmFuzzTest(absltest.TestCase):
     # The recorded steps had neither nvidia-smi nor scontrol, and no
     # slurm.conf of this machine is read.
     self.enter_context(mock.patch.object(
-        slurm_hostlist, 'run_command',
+        util, 'run_command',
         side_effect=slurm_test_util.fake_run_command()))
     self.enter_context(mock.patch.object(
-        slurm_cluster_resolver, '_gres_types', return_value=()))
+        resolution, '_gres_types', return_value=()))
     self.enter_context(mock.patch.dict(os.environ))
     self.addCleanup(signal.signal, signal.SIGALRM,
                     signal.signal(signal.SIGALRM, _on_timer))

@@ -5,13 +5,15 @@ scratch git repository and `git diff` makes the patch. Here it is made
 against a tree rebuilt from pip TensorFlow 2.21 (`pip_tree`), applied with
 `git apply` and with `patch -p1`, and the patched tree is used: its carried
 tests run over pip TensorFlow with the tree's
-modules, nothing of this repository on the import path. The BUILD splice
-and the release note are checked on samples in the shape of TensorFlow's
-files. The companion's patch (tf_slurm) is applied with `git am` to a tree
-that carries the core, and its tests run there.
+modules, nothing of this repository on the import path, and its goldens
+are those of its classes. The BUILD splice, the change of TensorFlow's own
+files (UPSTREAM) and the release note are checked on samples in the shape
+of TensorFlow's files. The companion's patch (tf_slurm) is applied with
+`git am` to a tree that carries the core, and its tests run there.
 """
 
 import io
+import json
 import os
 import re
 import shutil
@@ -24,6 +26,9 @@ from tools import make_tf_patch as mtp
 
 _RELEASE = '2.21'
 _FAILURE_HANDLING_BUILD = mtp.FAILURE_HANDLING + '/BUILD'
+_FAILURE_HANDLING_MODULE = mtp.FAILURE_HANDLING + '/failure_handling.py'
+_UPSTREAM_TEST = mtp.FAILURE_HANDLING + '/termination_config_test.py'
+_TERMINATION_CONFIG = 'distribute.experimental.TerminationConfig'
 
 # A BUILD in the shape of TensorFlow 2.21's cluster_resolver/BUILD.
 _TREE_BUILD = '''\
@@ -68,7 +73,8 @@ tf_py_strict_test(
 )
 '''
 
-# In the shape of TensorFlow 2.21's failure_handling/BUILD.
+# In the shape of TensorFlow 2.21's failure_handling/BUILD, its last target
+# as TensorFlow has it.
 _TREE_FAILURE_HANDLING_BUILD = (
     'load("//tensorflow:strict.default.bzl", "py_strict_library")\n'
     'load("//tensorflow:tensorflow.default.bzl", '
@@ -82,6 +88,14 @@ py_strict_library(
 
 tf_custom_op_py_strict_library(
     name = "check_preemption_py",
+    kernels = [
+        "//tensorflow/core/distributed_runtime/preemption:check_preemption_op_kernel",
+        "//tensorflow/core/distributed_runtime/preemption:check_preemption_op_op_lib",
+    ],
+    deps = [
+        "//tensorflow/core/distributed_runtime/preemption:gen_check_preemption_op",
+        "//tensorflow/python/framework:for_generated_wrappers",
+    ],
 )
 ''')
 
@@ -143,11 +157,18 @@ class PatchedPipTreeTest(absltest.TestCase):
       tree = _rules(_read(self.by_git, build))
       ours = _rules(_read(mtp.ROOT, build))
       slurm = sorted(n for n in ours if n.startswith('slurm_'))
-      self.assertNotEqual(slurm, [], build)
       self.assertEqual(sorted(n for n in tree if n.startswith('slurm_')),
                        slurm, build)
       for name in slurm:
         self.assertEqual(tree[name], ours[name])
+    self.assertNotEqual(
+        [n for n in _rules(_read(self.by_git, mtp.BUILD))
+         if n.startswith('slurm_')], [])
+
+  def testFailureHandlingBuildGetsTheUpstreamTestTargetAtItsEnd(self):
+    self.assertEqual(list(_rules(_read(self.by_git, _FAILURE_HANDLING_BUILD))),
+                     list(_rules(self.base[_FAILURE_HANDLING_BUILD])) +
+                     ['termination_config_test'])
 
   def testFailureHandlingBuildGetsNoStandIn(self):
     build = _read(self.by_git, _FAILURE_HANDLING_BUILD)
@@ -161,24 +182,46 @@ class PatchedPipTreeTest(absltest.TestCase):
         ['git', 'status', '--porcelain', '--untracked-files=all'],
         cwd=self.by_git, capture_output=True, text=True,
         check=True).stdout.split('\n')
+    # The resolver's goldens are TensorFlow's: its API does not change.
+    same = {path for path, text in mtp.repo_files().items()
+            if self.base.get(path) == text}
+    self.assertCountEqual(set(mtp.GOLDENS), same)
     self.assertCountEqual(
         [line[3:] for line in changed if line],
-        list(mtp.repo_files()) + list(mtp.BUILDS) + [mtp.RELEASE_NOTES])
+        (set(mtp.repo_files()) - same) | set(mtp.BUILDS) |
+        set(mtp.upstream_paths()) | {mtp.RELEASE_NOTES})
 
   def testCarriedTestsPassOnThePatchedTree(self):
     report = mtp.run_carried_tests(self.by_git)
     tree = os.path.realpath(self.by_git)
     self.assertEqual(report['sources'], {
-        api_golden.SYMBOL: os.path.join(tree, mtp.MODULE)})
+        api_golden.SYMBOL: os.path.join(tree, mtp.MODULE),
+        _TERMINATION_CONFIG: os.path.join(tree, _FAILURE_HANDLING_MODULE)})
     self.assertTrue(report['v1_is_v2'])
     self.assertCountEqual(
         report['tests'], [p[:-3].replace('/', '.')
-                          for p in mtp.repo_files() if p.endswith("_test.py")])
+                          for p in list(mtp.repo_files()) + [_UPSTREAM_TEST]
+                          if p.endswith("_test.py")])
     for name, counts in report['tests'].items():
       self.assertEqual(os.path.realpath(counts['file']),
                        os.path.join(tree, name.replace('.', '/') + '.py'))
       self.assertGreater(counts['run'], counts['skipped'], name)
       self.assertEqual((counts['failures'], counts['errors']), (0, 0), name)
+
+  def testGoldensAreThoseOfThePatchedTreesClasses(self):
+    scratch = self.create_tempdir().full_path
+    python = mtp._bare_python(os.path.join(scratch, 'venv'),
+                              overlay_root=self.by_git)
+    rendered = json.loads(subprocess.run(
+        [python, os.path.join(mtp.ROOT, 'tools', 'api_golden.py'),
+         '--print-json'], cwd=scratch, env=mtp._quiet_env(),
+        capture_output=True, text=True, check=True, timeout=600).stdout)
+    self.assertCountEqual(rendered, list(mtp.GOLDENS) + list(
+        api_golden.TF_GOLDENS))
+    for path, text in rendered.items():
+      self.assertEqual(_read(self.by_git, path), text, path)
+    self.assertIn(r"\'termination_signals\'", rendered[next(iter(
+        api_golden.TF_GOLDENS))])
 
   def testReleaseNoteIsAtTheTop(self):
     self.assertEqual(
@@ -237,6 +280,16 @@ class SpliceBuildTest(absltest.TestCase):
   def testSplicingTwiceChangesNothing(self):
     self.assertEqual(mtp.splice_build(self.spliced, self.ours), self.spliced)
 
+  def testTreeWithoutTheTestsLoadIsRefusedNamingTheFile(self):
+    tree = _TREE_BUILD.replace(
+        'load(\n    "//tensorflow:tensorflow.default.bzl",\n    '
+        '"tf_py_strict_test",\n)\n', '')
+    self.assertNotEqual(tree, _TREE_BUILD)
+    with self.assertRaisesRegex(
+        mtp.PatchError, re.escape(mtp.BUILD) +
+        ' does not load //tensorflow:tensorflow.default.bzl'):
+      mtp.splice_build(tree, self.ours, mtp.BUILD)
+
   def testSlurmTargetsOnlyTheTreeHasAreDropped(self):
     tree = _TREE_BUILD.replace(
         'py_strict_library(\n    name = "kubernetes',
@@ -248,37 +301,57 @@ class SpliceBuildTest(absltest.TestCase):
 
 
 class SpliceFailureHandlingBuildTest(absltest.TestCase):
+  """The repository's failure_handling/BUILD has no Slurm target to splice."""
 
   def setUp(self):
     super().setUp()
     self.ours = _read(mtp.ROOT, _FAILURE_HANDLING_BUILD)
-    self.spliced = mtp.splice_build(_TREE_FAILURE_HANDLING_BUILD, self.ours,
-                                    _FAILURE_HANDLING_BUILD)
 
-  def testSlurmTargetsAreTheRepositorysAfterTheTreesTargets(self):
-    ours = {n: t for n, t in _rules(self.ours).items()
-            if n.startswith('slurm_')}
-    self.assertEqual(list(ours), ['slurm_termination_config_py',
-                                  'slurm_termination_config_py_test'])
-    self.assertEqual(self.spliced, _TREE_FAILURE_HANDLING_BUILD + ''.join(
-        '\n' + t for t in ours.values()))
+  def testTreesBuildStaysAsItIs(self):
+    self.assertEqual(mtp.splice_build(_TREE_FAILURE_HANDLING_BUILD, self.ours,
+                                      _FAILURE_HANDLING_BUILD),
+                     _TREE_FAILURE_HANDLING_BUILD)
+
+  def testSlurmTargetsOfAnEarlierPatchAreDropped(self):
+    tree = _TREE_FAILURE_HANDLING_BUILD + (
+        '\npy_strict_library(\n    name = "slurm_termination_config_py",\n'
+        ')\n')
+    self.assertEqual(mtp.splice_build(tree, self.ours, _FAILURE_HANDLING_BUILD),
+                     _TREE_FAILURE_HANDLING_BUILD)
 
   def testStandInsAndTheirLoadStayOut(self):
     self.assertIn('pip_tensorflow_targets', self.ours)
-    self.assertNotIn('pip_tensorflow_targets', self.spliced)
-    self.assertNotIn('tensorflow_stand_ins.bzl', self.spliced)
+    spliced = mtp.splice_build(_TREE_FAILURE_HANDLING_BUILD, self.ours,
+                               _FAILURE_HANDLING_BUILD)
+    self.assertNotIn('pip_tensorflow_targets', spliced)
+    self.assertNotIn('tensorflow_stand_ins.bzl', spliced)
 
-  def testSplicingTwiceChangesNothing(self):
-    self.assertEqual(mtp.splice_build(self.spliced, self.ours), self.spliced)
 
-  def testTreeWithoutTheTestsLoadIsRefusedNamingTheFile(self):
-    tree = _TREE_FAILURE_HANDLING_BUILD.replace(
-        'load("//tensorflow:tensorflow.default.bzl", '
-        '"tf_custom_op_py_strict_library", "tf_py_strict_test")\n', '')
-    with self.assertRaisesRegex(
-        mtp.PatchError, re.escape(_FAILURE_HANDLING_BUILD) +
-        ' does not load //tensorflow:tensorflow.default.bzl'):
-      mtp.splice_build(tree, self.ours, _FAILURE_HANDLING_BUILD)
+class UpstreamTest(absltest.TestCase):
+  """UPSTREAM: the change of TensorFlow's own failure_handling.py."""
+
+  def testChangesFailureHandlingItsBuildAndGoldenAndAddsATest(self):
+    self.assertCountEqual(mtp.upstream_paths(), [
+        _FAILURE_HANDLING_BUILD, _FAILURE_HANDLING_MODULE, _UPSTREAM_TEST,
+        next(iter(api_golden.TF_GOLDENS))])
+
+  def testRepositoryCarriesNoCopyOfTensorflowsFiles(self):
+    for path in mtp.upstream_paths():
+      if path != _FAILURE_HANDLING_BUILD:  # The stand-ins' BUILD.
+        self.assertFalse(os.path.exists(os.path.join(mtp.ROOT, path)), path)
+
+  def testTestTargetGoesAtTheEndOfTheTreesBuild(self):
+    build = mtp.upstream_files(
+        {_FAILURE_HANDLING_BUILD: _TREE_FAILURE_HANDLING_BUILD},
+        paths=[_FAILURE_HANDLING_BUILD])[_FAILURE_HANDLING_BUILD]
+    self.assertStartsWith(build, _TREE_FAILURE_HANDLING_BUILD + '\n')
+    self.assertEqual(list(_rules(build))[-1], 'termination_config_test')
+
+  def testTreeItDoesNotApplyToIsRefusedNamingIt(self):
+    with self.assertRaisesRegex(mtp.PatchError,
+                                re.escape(mtp.UPSTREAM) + ' does not apply'):
+      mtp.upstream_files({_FAILURE_HANDLING_MODULE: '"""Another file."""\n'},
+                         paths=[_FAILURE_HANDLING_MODULE])
 
 
 class TreeAndFilesTest(absltest.TestCase):

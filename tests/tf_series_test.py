@@ -18,8 +18,9 @@ The series is written against a tree rebuilt from pip TensorFlow 2.21 with
 a RELEASE.md, applied with `git am` to a scratch tree and tested after each
 patch (`check_series`): the Slurm targets' deps are strict, TensorFlow's
 own test is unchanged and passes, and so do the carried tests each patch
-adds or changes; after the last, every carried test, and the tree is the
-single patch's.
+adds or changes; the last patch is the change of TensorFlow's own files
+(UPSTREAM); after it, every carried test passes, and the tree is the single
+patch's.
 """
 
 import io
@@ -62,18 +63,28 @@ class SeriesTest(absltest.TestCase):
     self.assertEqual('OK: after the last patch the tree is the single '
                      'patch\'s', lines[-1])
 
-  def testOnePatchPerStageWithItsTitleAndDescription(self):
-    self.assertLen(self.paths, len(self.stages))
-    for path, (_, message, _) in zip(self.paths, self.stages):
+  def testOnePatchPerStageAndUpstreamWithItsTitleAndDescription(self):
+    messages = mtp.series_messages()
+    self.assertLen(self.paths, len(self.stages) + 1)
+    self.assertLen(messages, len(self.paths))
+    for path, message in zip(self.paths, messages):
       title, description = message.split('\n\n', 1)
       patch = _read(path)
       self.assertEqual(title, mtp.patch_title(patch))
       self.assertIn('\n\n' + description.strip() + '\n---\n', patch)
 
   def testEveryStoredPatchAddsAtMostTheLimitOfProductLines(self):
-    for path in self.paths[:-1]:
+    stored = self.paths[:len(self.stages) - 1] + self.paths[-1:]
+    for path in stored:
       self.assertLessEqual(mtp.patch_counts(_read(path))['product'],
                            mtp.PRODUCT_LIMIT, path)
+
+  def testLastPatchIsUpstreamAlone(self):
+    patch = _read(self.paths[-1])
+    self.assertEqual(mtp.patch_title(patch), mtp.series_messages()[-1].split(
+        '\n', 1)[0])
+    self.assertEqual(re.findall(r'^diff --git a/\S+ b/(\S+)$', patch, re.M),
+                     mtp.upstream_paths())
 
   def testWritingTwiceGivesTheSameFiles(self):
     again = mtp.write_series(_RELEASE, mtp.series_base(self.base),

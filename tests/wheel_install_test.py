@@ -8,8 +8,15 @@ running this test is installed the way a second site-packages folder is: a
 `.pth` line that puts its site-packages on `sys.path`, so that TensorFlow is
 not copied or reinstalled (seconds, not minutes) and only the wheel's files
 land in the venv's own site-packages. Then, each in a new interpreter:
-which `SlurmClusterResolver` TensorFlow has with the wheel installed, the
-explain command, `pip uninstall`, and TensorFlow's class again.
+which `SlurmClusterResolver` TensorFlow has with the wheel installed (also
+from a folder holding a user's own `tf_slurm/`), the check command
+(`python -m tf_slurm_resolver`), the explain command, `pip uninstall`, and
+TensorFlow's class again. Last, the wheel installed with `pip install
+--target` into a folder on PYTHONPATH, where Python runs no `.pth` file: what
+the check command says there, the class served once a program installs
+the overlay itself, and, from a Python with a user site directory, once a
+`.pth` file there makes the folder a site directory as the check command
+advises.
 
 Skipped only if this Python has no TensorFlow, or no setuptools and wheel to
 build with, or no pip.
@@ -55,6 +62,18 @@ print("PROBE " + json.dumps({
     "tensorflow": tf.__file__,
 }))
 """
+
+# What a program does where the package's .pth does not run.
+_INSTALL_OVERLAY = """\
+from tf_slurm_resolver import overlay
+overlay.install()
+"""
+
+
+def _said(proc):
+  """The lines the overlay wrote on stderr."""
+  return [l for l in proc.stderr.splitlines()
+          if l.startswith("tf_slurm_resolver:")]
 
 
 def _cannot_run_reason():
@@ -133,9 +152,46 @@ class WheelInstallTest(absltest.TestCase):
     cls.served_sha = _sha256(served) if os.path.exists(served) else None
     cls.explain = cls.run_cmd(
         [cls.python, "-m", _EXPLAIN_MODULE, "--help"])
+    cls.check = cls.run_cmd([cls.python, "-m", _PACKAGE])
+    # A program run from a folder that holds the user's own tf_slurm package
+    # (a namespace folder would not hide the installed one).
+    cls.user_folder = os.path.join(cls.tmp, "user", _COMPANION)
+    os.makedirs(cls.user_folder)
+    with open(os.path.join(cls.user_folder, "__init__.py"), "w") as f:
+      f.write('"""The user\'s own."""\n')
+    cls.with_user_folder = cls.run_cmd(
+        [cls.python, "-c", _PROBE], cwd=os.path.dirname(cls.user_folder))
     cls.uninstall = cls.run_cmd(pip + ["uninstall", "-y", _DIST])
     cls.uninstalled_files = sorted(os.listdir(cls.site))
     cls.uninstalled = cls.run_cmd([cls.python, "-c", _PROBE])
+
+    # pip install --target, the folder on PYTHONPATH: no .pth runs there.
+    cls.target = os.path.join(cls.tmp, "target")
+    cls.target_install = cls.run_cmd(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--target",
+         cls.target, cls.wheel or "(no wheel was built)"])
+    target_env = dict(cls.env, PYTHONPATH=cls.target)
+    cls.target_check = cls.run_cmd([cls.python, "-m", _PACKAGE],
+                                   env=target_env)
+    cls.target_installed = cls.run_cmd(
+        [cls.python, "-c", _INSTALL_OVERLAY + _PROBE], env=target_env)
+    # The same from a Python that has a user site directory (a venv has
+    # none), TensorFlow on PYTHONPATH too: the check command's advice for
+    # it, then that advice followed.
+    base = getattr(sys, "_base_executable", sys.executable)
+    user_env = dict(cls.env,
+                    PYTHONUSERBASE=os.path.join(cls.tmp, "userbase"),
+                    PYTHONPATH=os.pathsep.join([cls.target, cls.tf_site]))
+    cls.user_site = cls.run_cmd(
+        [base, "-c", "import site\nif site.ENABLE_USER_SITE:\n"
+         "  print(site.getusersitepackages())"],
+        env=user_env, check=True).stdout.strip()
+    cls.user_site_check = cls.run_cmd([base, "-m", _PACKAGE], env=user_env)
+    if cls.user_site:
+      os.makedirs(cls.user_site)
+      with open(os.path.join(cls.user_site, "target.pth"), "w") as f:
+        f.write("import site; site.addsitedir(%r)\n" % cls.target)
+    cls.user_site_served = cls.run_cmd([base, "-m", _PACKAGE], env=user_env)
 
   @classmethod
   def tearDownClass(cls):
@@ -143,10 +199,11 @@ class WheelInstallTest(absltest.TestCase):
     super().tearDownClass()
 
   @classmethod
-  def run_cmd(cls, argv, check=False):
+  def run_cmd(cls, argv, check=False, cwd=None, env=None):
     # cwd: a folder without Python files, so '' on sys.path finds nothing.
-    return subprocess.run(argv, capture_output=True, text=True, env=cls.env,
-                          cwd=cls.tmp, timeout=300, check=check)
+    return subprocess.run(argv, capture_output=True, text=True,
+                          env=env or cls.env, cwd=cwd or cls.tmp, timeout=300,
+                          check=check)
 
   def probe(self, proc):
     self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
@@ -204,6 +261,85 @@ class WheelInstallTest(absltest.TestCase):
     # TensorFlow's module has no command line: this usage is the overlay's.
     self.assertIn("usage: python -m %s" % _EXPLAIN_MODULE,
                   self.explain.stdout)
+
+  def test_installed_wheel_check_command_says_it_is_served(self):
+    self.assertEqual(self.check.returncode, 0,
+                     self.check.stdout + self.check.stderr[-3000:])
+    lines = self.check.stdout.splitlines()
+    self.assertEqual(
+        lines[0], "tf.distribute.cluster_resolver.SlurmClusterResolver is "
+        "tf-slurm-resolver's: its companion's, over its core.")
+    self.assertIn("  file: " + os.path.join(self.site, _COMPANION,
+                                            "resolver.py"), lines)
+    self.assertIn("  core: " + os.path.join(self.site, _PACKAGE, _MODULE_PATH),
+                  lines)
+
+  def test_user_folder_named_tf_slurm_leaves_the_core_served(self):
+    seen = self.probe(self.with_user_folder)
+    self.assertEqual(
+        os.path.realpath(seen["resolver"]),
+        os.path.realpath(os.path.join(self.site, _PACKAGE, _MODULE_PATH)))
+    said = _said(self.with_user_folder)
+    self.assertLen(said, 1, self.with_user_folder.stderr)
+    self.assertIn("the tf_slurm on sys.path is %s, not the companion "
+                  "installed with tf-slurm-resolver (%s)" %
+                  (os.path.realpath(self.user_folder),
+                   os.path.join(self.site, _COMPANION)), said[0])
+
+  def test_target_install_check_command_says_the_hook_did_not_run(self):
+    self.assertEqual(self.target_install.returncode, 0,
+                     self.target_install.stderr)
+    self.assertEqual(self.target_check.returncode, 1,
+                     self.target_check.stdout + self.target_check.stderr)
+    lines = self.target_check.stdout.splitlines()
+    self.assertEqual(
+        lines[0], "tf.distribute.cluster_resolver.SlurmClusterResolver is "
+        "TensorFlow's own, not tf-slurm-resolver's.")
+    self.assertIn("  file: " + self.tf_module, lines)
+    self.assertIn("  tf_slurm_resolver: " + os.path.join(self.target,
+                                                         _PACKAGE), lines)
+    self.assertIn(
+        "Why: %s holds tf_slurm_resolver.pth but is not a site directory of "
+        "this Python (it is on sys.path through PYTHONPATH, or as pip install "
+        "--target left it): Python runs .pth files only in site directories, "
+        "which python -m site lists." % self.target, lines)
+    self.assertIn(
+        "To serve it: pip install tf-slurm-resolver into a site directory "
+        "(without --target), or start each program with `from "
+        "tf_slurm_resolver import overlay; overlay.install()` before it "
+        "imports TensorFlow.", lines)
+
+  def test_target_install_serves_the_resolver_after_overlay_install(self):
+    seen = self.probe(self.target_installed)
+    self.assertEqual(os.path.realpath(seen["resolver"]),
+                     os.path.realpath(os.path.join(self.target, _COMPANION,
+                                                   "resolver.py")))
+    self.assertEqual(os.path.realpath(seen["core"]),
+                     os.path.realpath(os.path.join(self.target, _PACKAGE,
+                                                   _MODULE_PATH)))
+    self.assertEqual(_said(self.target_installed), [])
+
+  def test_target_install_is_served_once_the_user_site_adds_it(self):
+    if not self.user_site:
+      self.skipTest("the base Python of %s has no user site directory" %
+                    sys.executable)
+    self.assertEqual(self.user_site_check.returncode, 1,
+                     self.user_site_check.stderr[-3000:])
+    self.assertIn(
+        "To serve it: pip install tf-slurm-resolver into a site directory "
+        "(without --target), or start each program with `from "
+        "tf_slurm_resolver import overlay; overlay.install()` before it "
+        "imports TensorFlow, or make %s a site directory for your user: put "
+        "the line `import site; site.addsitedir(%r)` into a file ending in "
+        ".pth in %s (python -m site --user-site)." %
+        (self.target, self.target, self.user_site),
+        self.user_site_check.stdout.splitlines())
+    self.assertEqual(self.user_site_served.returncode, 0,
+                     self.user_site_served.stdout +
+                     self.user_site_served.stderr[-3000:])
+    self.assertIn("  file: " + os.path.join(self.target, _COMPANION,
+                                            "resolver.py"),
+                  self.user_site_served.stdout.splitlines())
 
   def test_uninstall_restores_tensorflows_resolver(self):
     self.assertEqual(self.uninstall.returncode, 0, self.uninstall.stderr)

@@ -21,14 +21,15 @@
 - `python -m tf_slurm.explain`: what the resolver reads and decides for a
   task, or its `TF_CONFIG`.
 
-- `tf_slurm.termination.SlurmTerminationConfig`: the core's termination
-  config that also requeues the job once (`scontrol requeue`, or exit 43
-  for the batch script).
+- `tf_slurm.termination.SlurmTerminationConfig`: a `TerminationConfig`
+  that saves on Slurm's early warning and SIGTERM, then requeues the job
+  once (`scontrol requeue`, or exit 43 for the batch script).
 
 The core is `tf.distribute.cluster_resolver.SlurmClusterResolver` of the
 TensorFlow tree (served over pip TensorFlow by the overlay of the
-`tf-slurm-resolver` package, which installs this package too), and the
-termination config of its `failure_handling` package.
+`tf-slurm-resolver` package, which installs this package too), and
+`TerminationConfig(termination_signals=...)` of its `failure_handling`
+package (in the patch only: pip TensorFlow's lacks the argument).
 
 TensorFlow is imported first: while it starts, the overlay's API modules
 take the companion's classes from their modules, which must not be half

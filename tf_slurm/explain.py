@@ -36,12 +36,12 @@ import sys
 import threading
 import time
 
-from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.cluster_resolver import slurm_launcher
-from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tf_slurm import launchers
+from tf_slurm import resolution as resolution_lib
 from tf_slurm import scontrol
+from tf_slurm import slurm_launcher
+from tf_slurm import slurm_step
+from tf_slurm import util
 
 # --check-hosts: at most this long for all lookups, in this many threads.
 _LOOKUP_SECONDS = 10
@@ -240,7 +240,7 @@ def _check_hosts(resolution, out):
     out.write('  %s: %s\n' % (host, failed[host]))
   if unanswered:
     out.write('  not answered within %d s: %s\n' %
-              (_LOOKUP_SECONDS, slurm_hostlist.abbreviate(unanswered)))
+              (_LOOKUP_SECONDS, util.abbreviate(unanswered)))
   return 1 if failed or unanswered else 0
 
 
@@ -255,9 +255,8 @@ def _explain(environ, args, out):
   step = launchers.read_step(environ, args.tasks_per_node, expand)
   # The GPUs of the given environment's node (its SLURM_CONF).
   unnamed_gpus = functools.partial(
-      slurm_cluster_resolver._unnamed_gpus,  # pylint: disable=protected-access
-      environ)
-  resolution = slurm_cluster_resolver.resolve(
+      resolution_lib.unnamed_gpus, environ)
+  resolution = resolution_lib.resolve(
       step, args.jobs, args.port_base, args.gpus_per_node, args.gpus_per_task,
       unnamed_gpus, args.het_jobs, args.node_host)
   if args.tf_config:

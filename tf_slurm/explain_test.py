@@ -29,25 +29,27 @@ from unittest import mock
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
+from tensorflow.python.distribute.cluster_resolver import slurm_step as core_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tf_slurm import explain as slurm_explain
+from tf_slurm import resolver_test_util as slurm_resolver_test_util
 from tf_slurm.resolver import SlurmClusterResolver
-
 
 
 def explain_rows(output):
   """Parses the explain command's task table.
 
   Returns:
-    rank -> [node, local index, job:index, address, GPUs], from the rows
-    after the header `rank node local task address GPUs`.
+    task index -> [node, local index, job:index, address, GPUs], from the
+    rows after the header `rank node local task address GPUs`; the 'rank'
+    column holds the task indices, numbered node by node.
   """
   lines = output.splitlines()
   header = [line.split()[:1] for line in lines].index(['rank'])
   return {
       int(line.split()[0]): line.split()[1:6] for line in lines[header + 1:]
   }
+
 
 class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
   """`main()`: what the resolver reads and decides, without changing it."""
@@ -64,9 +66,8 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     status, out, _ = self.explain([], env)
     self.assertEqual(0, status)
     for variable in ('SLURM_PROCID=1', 'SLURM_STEP_NODELIST=n[1-2]',
-                     'SLURM_STEP_TASKS_PER_NODE=4,1',
-                     'SLURM_DISTRIBUTION=cyclic', 'SLURMD_NODENAME=n2',
-                     'SLURM_NODEID=1', 'SLURM_LOCALID=0', 'SLURM_GTIDS=1'):
+                     'SLURM_STEP_TASKS_PER_NODE=4,1', 'SLURMD_NODENAME=n2',
+                     'SLURM_LOCALID=0', 'SLURM_GTIDS=1'):
       self.assertIn('\n  %s\n' % variable, out)
     self.assertNotIn('HOME=', out)
     self.assertNotIn('SLURM_NNODES=', out)
@@ -93,7 +94,8 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     status, out, _ = self.explain([], slurm_test_util.cyclic_env(1))
     self.assertEqual(0, status)
     self.assertIn('\nNodes, as Slurm numbers them: n1 n2\n', out)
-    self.assertEqual({1: ['n2', '0', 'worker:1', 'n2:8888', '-']},
+    # Rank 1 of a cyclic step, the first task of the second node: task 4.
+    self.assertEqual({4: ['n2', '0', 'worker:4', 'n2:8888', '-']},
                      explain_rows(out))
 
   def testAllShowsEveryTaskOfTheStep(self):
@@ -101,14 +103,14 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual(0, status)
     self.assertEqual({
         0: ['n1', '0', 'worker:0', 'n1:8888', '-'],
-        1: ['n2', '0', 'worker:1', 'n2:8888', '-'],
-        2: ['n1', '1', 'worker:2', 'n1:8889', '-'],
-        3: ['n1', '2', 'worker:3', 'n1:8890', '-'],
-        4: ['n1', '3', 'worker:4', 'n1:8891', '-'],
+        1: ['n1', '1', 'worker:1', 'n1:8889', '-'],
+        2: ['n1', '2', 'worker:2', 'n1:8890', '-'],
+        3: ['n1', '3', 'worker:3', 'n1:8891', '-'],
+        4: ['n2', '0', 'worker:4', 'n2:8888', '-'],
     }, explain_rows(out))
     marked = [line for line in out.splitlines() if '<- this task' in line]
     self.assertLen(marked, 1)
-    self.assertEqual('1', marked[0].split()[0])
+    self.assertEqual('4', marked[0].split()[0])
 
   def testJobsOptionSplitsTheRanks(self):
     status, out, _ = self.explain(['--all', '--jobs', 'chief=1,worker=4'],
@@ -133,7 +135,6 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
                                      CUDA_VISIBLE_DEVICES='0,1,2,3',
                                      SLURM_GPUS_ON_NODE='4'), 1, '2,3'),
       ('_gpus_bound_per_task', slurm_test_util.het_gpu_env(2), 2, '1'),
-      ('_batch_script', slurm_test_util.BATCH_ENV, 0, '0'),
   )
   def testThisTasksGpusAreTheOnesTheResolverSets(self, env, rank, gpus):
     status, out, _ = self.explain([], env)
@@ -164,11 +165,15 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
                                     make_env(rank, tasks_per_node, rank_hosts))
       self.assertEqual(0, status)
       views.append(explain_rows(out))
+    # Rows are task indices, numbered node by node.
+    index = [core_step.read_rank(make_env(rank, tasks_per_node, rank_hosts))
+             for rank in ranks]
     told = 0
     for viewer, other in itertools.permutations(ranks, 2):
       with self.subTest(viewer=viewer, other=other):
-        self.assertIn(views[viewer][other][4], ('-', views[other][other][4]))
-        told += views[viewer][other][4] != '-'
+        said = views[viewer][index[other]][4]
+        self.assertIn(said, ('-', views[other][index[other]][4]))
+        told += said != '-'
     self.assertEqual(knows_neighbours, told > 0)
 
   @parameterized.named_parameters(
@@ -203,7 +208,6 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
        ['--rpc-layer', 'grpc+verbs'], {
            'rpc_layer': 'grpc+verbs'
        }),
-      ('_batch_script', slurm_test_util.BATCH_ENV, [], {}),
   )
   def testTfConfigIsOneJsonLineAsTheResolverResolves(self, env, argv, kwargs):
     status, out, _ = self.explain(['--tf-config'] + argv, env)
@@ -243,9 +247,10 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     status, out, _ = self.explain(['--all'] + argv, make_env(0))
     self.assertEqual(0, status)
     rows = explain_rows(out)
-    for rank, (node, _, task, address, _) in rows.items():
+    for rank in range(len(rows)):
       with self.subTest(rank=rank):
         env = make_env(rank)
+        node, _, task, address, _ = rows[core_step.read_rank(env)]
         self.use_env(env)
         resolver = SlurmClusterResolver(auto_set_gpu=False, **kwargs)
         self.assertEqual(env['SLURMD_NODENAME'], node)
@@ -258,8 +263,10 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
 
   @parameterized.named_parameters(
       ('_not_in_a_task', slurm_test_util.SALLOC_ENV, [], {}),
+      ('_batch_script_of_several_tasks', slurm_test_util.BATCH_ENV, [], {}),
       ('_bad_variable',
-       slurm_test_util.cyclic_env(1, SLURM_DISTRIBUTION='spread'), [], {}),
+       slurm_test_util.cyclic_env(1, SLURM_STEP_TASKS_PER_NODE='4,one'), [],
+       {}),
       ('_jobs_contradicting_slurm', slurm_test_util.cyclic_env(1),
        ['--jobs', 'worker=3'], {
            'jobs': {
@@ -351,8 +358,8 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
                                   slurm_test_util.cyclic_env(1))
     self.assertEqual(0, status)
     self.assertEqual(
-        ['n1-ib:8888', 'n2-ib:8888', 'n1-ib:8889', 'n1-ib:8890',
-         'n1-ib:8891'],
+        ['n1-ib:8888', 'n1-ib:8889', 'n1-ib:8890', 'n1-ib:8891',
+         'n2-ib:8888'],
         [row[3] for _, row in sorted(
             explain_rows(out).items())])
 
@@ -441,29 +448,11 @@ class ExplainCommandTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual(2, raised.exception.code)
     self.assertIn(argv[0], err.getvalue())
 
-  def testHostfileThatIsAFifoIsExitStatus1NamingIt(self):
-    fifo = os.path.join(self.create_tempdir().full_path, 'fifo')
-    os.mkfifo(fifo)
-    env = slurm_test_util.step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', 0,
-                                   node_ids='n1 n2',
-                                   SLURM_DISTRIBUTION='arbitrary',
-                                   SLURM_HOSTFILE=fifo)
-    status, out, err = self.explain([], env)
-    self.assertEqual(1, status)
-    self.assertEqual('', out)
-    self.assertEqual('error: SLURM_HOSTFILE=%r: not a regular file\n' % fifo,
-                     err)
-
-
   def testExplainShowsTheSharedGpusTheResolverSets(self):
-    env = slurm_test_util.step_env('n1',
-                                   '3',
-                                   'n1 n1 n1',
-                                   2,
+    env = slurm_test_util.step_env('n1', '3', 'n1 n1 n1', 2,
                                    CUDA_VISIBLE_DEVICES='4,5')
     out = io.StringIO()
-    self.assertEqual(0, slurm_explain.main(['--all'], environ=env,
-                                                    out=out))
+    self.assertEqual(0, slurm_explain.main(['--all'], environ=env, out=out))
     rows = explain_rows(out.getvalue())
     self.assertEqual(['4', '5', '4'], [rows[rank][4] for rank in range(3)])
     self.use_env(env)

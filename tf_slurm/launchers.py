@@ -41,8 +41,9 @@ import socket
 from typing import Tuple
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.cluster_resolver import slurm_launcher
-from tensorflow.python.distribute.cluster_resolver import slurm_step
+from tf_slurm import slurm_launcher
+from tf_slurm import slurm_step
+from tf_slurm import util
 
 # The variables read besides those of the core (slurm_step.VARIABLES).
 VARIABLES = ('SLURM_JOB_CPUS_PER_NODE', 'OMPI_COMM_WORLD_LOCAL_RANK',
@@ -80,7 +81,7 @@ def _parse_int(launcher, environ, name, minimum,
     raise RuntimeError('%s: %s is not set; this launcher sets it in every rank.'
                        % (launcher, name))
   try:
-    return slurm_hostlist.parse_int(name, environ[name], minimum, maximum)
+    return util.parse_int(name, environ[name], minimum, maximum)
   except ValueError as e:
     raise ValueError('%s: %s' % (launcher, e)) from None
 
@@ -153,14 +154,14 @@ def _own_node(launcher, environ, hostname, nodes):
     if name in nodes:
       return nodes.index(name)
     raise RuntimeError('SLURMD_NODENAME=%r is none of the job\'s nodes %s' %
-                       (name, slurm_hostlist.abbreviate(nodes)))
+                       (name, util.abbreviate(nodes)))
   for name in (hostname, hostname.split('.', 1)[0]):
     if name in nodes:
       return nodes.index(name)
   raise RuntimeError(
       'this rank\'s host name %r is none of the job\'s nodes %s, and '
       'mpiexec.hydra tells a rank nothing else of its node (SLURMD_NODENAME '
-      'is mpiexec\'s)' % (hostname, slurm_hostlist.abbreviate(nodes)))
+      'is mpiexec\'s)' % (hostname, util.abbreviate(nodes)))
 
 
 def _own_facts(launcher, environ):
@@ -329,5 +330,7 @@ def read_step(environ,
   """
   launch = read_launch(environ, hostname or socket.gethostname(), expand)
   if launch is None:
-    return slurm_step.read_step(environ, tasks_per_node, expand)
-  return launch_step(environ, launch, tasks_per_node)
+    step = slurm_step.read_step(environ, tasks_per_node, expand)
+  else:
+    step = launch_step(environ, launch, tasks_per_node)
+  return slurm_step.node_major(step)

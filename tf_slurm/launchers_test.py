@@ -16,9 +16,9 @@
 
 from absl.testing import absltest
 
-from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tf_slurm import launchers
+from tf_slurm import slurm_launcher
 
 # Ranks of launches in `sbatch -N3 -n5` (its job: _JOB).
 _JOB = slurm_test_util.MPI_JOB
@@ -71,8 +71,7 @@ class ReadLaunchTest(absltest.TestCase):
       expanded.append(nodelist)
       return ['n11', 'n10', 'n9']
 
-    launch = launchers.read_launch(_ompi_env(3, 0, 1, 'n10'), 'n10',
-                                        expand)
+    launch = launchers.read_launch(_ompi_env(3, 0, 1, 'n10'), 'n10', expand)
     self.assertEqual([_JOB['SLURM_JOB_NODELIST']], expanded)
     self.assertEqual([('n11', 0), ('n11', 1), ('n11', 2), ('n10', 0),
                       ('n9', 0)], slurm_test_util.launch_places(launch))
@@ -188,6 +187,32 @@ class ReadLaunchTest(absltest.TestCase):
     del env['SLURM_JOB_NODELIST']
     with self.assertRaisesRegex(RuntimeError, 'SLURM_JOB_NODELIST is not set'):
       launchers.read_launch(env, 'n9')
+
+
+class ReadStepTest(absltest.TestCase):
+  """The step of a launch: its ranks, as placed, numbered node by node."""
+
+  def testMapByNodeRanksAreNumberedNodeByNode(self):
+    # mpirun --map-by node -n5: ranks 0, 3, 4 on n9, 1 on n10, 2 on n11.
+    # Each rank: (node, local rank, local size, its task index).
+    ranks = [('n9', 0, 3, 0), ('n10', 0, 1, 3), ('n11', 0, 1, 4),
+             ('n9', 1, 3, 1), ('n9', 2, 3, 2)]
+    for rank, (node, local_rank, local_size, index) in enumerate(ranks):
+      with self.subTest(rank=rank):
+        env = _ompi_env(rank, local_rank, local_size, node,
+                        OMPI_MCA_rmaps_base_mapping_policy='node')
+        step = launchers.read_step(env, hostname=node)
+        self.assertEqual((('n9', 'n10', 'n11'), (3, 1, 1)),
+                         (step.nodes, step.tasks_per_node))
+        self.assertEqual(index, step.task_index)
+        self.assertEqual((0, 0, 0, 1, 2), step.rank_nodes)
+
+  def testHydraRankIsNumberedNodeByNode(self):
+    # mpiexec.hydra -n5 places by slot: rank 3, alone on n10, is task 3.
+    step = launchers.read_step(_hydra_env(3, 0, 1), hostname='n10')
+    self.assertEqual((slurm_launcher.HYDRA, 3),
+                     (step.launcher, step.task_index))
+    self.assertEqual((1, 0), step.place)
 
 
 if __name__ == '__main__':

@@ -24,6 +24,7 @@ and the explain command's `--hostlist-expansion` choose among them.
 import os
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+from tf_slurm import util
 
 
 def expand_hostlist_with_scontrol(hostlist):
@@ -31,10 +32,10 @@ def expand_hostlist_with_scontrol(hostlist):
 
   Raises:
     ValueError: If scontrol says the hostlist is invalid.
-    RuntimeError: If scontrol cannot tell (`slurm_hostlist.run_command`), or
+    RuntimeError: If scontrol cannot tell (`util.run_command`), or
       no slurm.conf tells it where Slurm is.
   """
-  if slurm_hostlist.slurm_conf_path(os.environ) is None:
+  if util.slurm_conf_path(os.environ) is None:
     raise RuntimeError(
         'Cannot expand hostlist %r with scontrol: SLURM_CONF is not set and '
         "there is no slurm.conf in Slurm's usual places, so scontrol would "
@@ -44,7 +45,7 @@ def expand_hostlist_with_scontrol(hostlist):
   # After `--` no argument is an option (scontrol permutes them), so that a
   # hostlist such as `--version` is a hostlist.
   try:
-    stdout, stderr = slurm_hostlist.run_command(
+    stdout, stderr = util.run_command(
         ['scontrol', '--', 'show', 'hostnames', hostlist])
   except RuntimeError as e:
     raise RuntimeError('Cannot expand hostlist %r: %s' %
@@ -67,7 +68,7 @@ def _expansion(expand, hostlist):
 def _show(expansion):
   if isinstance(expansion, ValueError):
     return 'an error (%s)' % expansion
-  return slurm_hostlist.abbreviate(expansion)
+  return util.abbreviate(expansion)
 
 
 def expand_hostlist_checked(hostlist):

@@ -22,19 +22,14 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import resolver_test_util as slurm_resolver_test_util
 from tf_slurm import scontrol
+from tf_slurm import util
 from tf_slurm.resolver import SlurmClusterResolver
 
 
-class ScontrolTestCase(slurm_resolver_test_util.ResolverTestCase):
-  """Tests of the companion's resolver, without scontrol or nvidia-smi."""
-
-  resolver_class = SlurmClusterResolver
-
-
-class ScontrolTest(ScontrolTestCase):
+class ScontrolTest(slurm_resolver_test_util.ResolverTestCase):
   """hostlist_expansion='scontrol': `scontrol show hostnames`, as r1.15."""
 
   def setUp(self):
@@ -61,7 +56,7 @@ class ScontrolTest(ScontrolTestCase):
     del os.environ['SLURM_CONF']
     self.set_run_result(slurm_test_util.completed(stdout='n1\nn2\n'))
     site_conf = self.use_slurm_conf('ClusterName=lab\n')
-    with mock.patch.object(slurm_hostlist, '_SLURM_CONF_PATHS',
+    with mock.patch.object(util, '_SLURM_CONF_PATHS',
                            ('/nonexistent/slurm.conf', site_conf)):
       resolver = SlurmClusterResolver(gpus_per_node=0,
                                       hostlist_expansion='scontrol')
@@ -103,7 +98,7 @@ class ScontrolTest(ScontrolTestCase):
                              hostlist_expansion='scontrol')
 
 
-class HostlistCheckTest(ScontrolTestCase):
+class HostlistCheckTest(slurm_resolver_test_util.ResolverTestCase):
   """hostlist_expansion='check': the built-in expansion, checked by scontrol."""
 
   def use_step(self, nodelist='n[1-2]', rank_hosts='n1 n2'):

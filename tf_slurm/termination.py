@@ -12,12 +12,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""The core's `SlurmTerminationConfig`, which then requeues the job once.
+"""`SlurmTerminationConfig`: save at the end of a Slurm job, then requeue it.
 
-The config of the TensorFlow tree has every worker save a checkpoint when
-Slurm announces or starts the end of the job; this subclass then requeues
-the job when the end is a time limit or an early warning, so that it resumes
-from that checkpoint.
+With this config, `PreemptionCheckpointHandler` has every worker save a
+checkpoint when Slurm announces or starts the end of the job, and then
+requeues the job when the end is a time limit or an early warning, so that
+it resumes from that checkpoint.
 
 What Slurm does (22.05 to 24.11), which the requeue relies on:
   - `sbatch --signal=USR1@T` sends SIGUSR1 to the tasks of the job's steps
@@ -48,13 +48,12 @@ import signal
 import sys
 import time
 
-from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.cluster_resolver import slurm_launcher
 from tensorflow.python.distribute.failure_handling import failure_handling
-from tensorflow.python.distribute.failure_handling import slurm_termination_config
 from tensorflow.python.eager import context
 from tensorflow.python.framework import errors
 from tensorflow.python.platform import tf_logging as logging
+from tf_slurm import slurm_launcher
+from tf_slurm import util
 
 # The exit status after the save when nothing is left to do (the job was
 # requeued, or must not be): TensorFlow's own default, `sys.exit(42)`.
@@ -65,6 +64,9 @@ EXIT_SAVED = 42
 # exits with it.
 EXIT_REQUEUE = 43
 
+# Signals that cannot be the early warning: SIGTERM is watched anyway, and
+# SIGKILL and SIGSTOP cannot be caught.
+_NOT_A_WARNING = (signal.SIGTERM, signal.SIGKILL, signal.SIGSTOP)
 # Slurm's restart counts and times are unsigned, at most 64-bit.
 _MAX_NUMBER = 2**64 - 1
 # How many polls of the handler's watcher (one a second) look for a SIGTERM
@@ -93,7 +95,7 @@ def parse_job_fields(text):
     raise ValueError('scontrol -o show job printed no JobState field: %r' %
                      text[:200])
   if 'Restarts' in fields:
-    slurm_hostlist.parse_int('scontrol -o show job: Restarts',
+    util.parse_int('scontrol -o show job: Restarts',
                              fields['Restarts'], 0, _MAX_NUMBER)
   return fields
 
@@ -114,7 +116,7 @@ def decide(warned, terminated_at, job, restart_count, end_time):
     A `Decision`.
   """
   if job is not None:
-    restarts = slurm_hostlist.parse_int('Restarts', job.get('Restarts', '0'),
+    restarts = util.parse_int('Restarts', job.get('Restarts', '0'),
                                         0, _MAX_NUMBER)
     if restarts > restart_count:
       return Decision(False, 'Slurm has requeued the job itself (Restarts=%d, '
@@ -157,7 +159,7 @@ def _int_variable(environ, name):
   value = environ.get(name)
   if value is None or value == '':
     return None
-  return slurm_hostlist.parse_int(name, value, 0, _MAX_NUMBER)
+  return util.parse_int(name, value, 0, _MAX_NUMBER)
 
 
 def _requeues(environ):
@@ -190,17 +192,17 @@ def _tf_took_sigterm():
     return None
 
 
-class SlurmTerminationConfig(slurm_termination_config.SlurmTerminationConfig):
-  """The core's config, which then requeues the job once.
+class SlurmTerminationConfig(failure_handling.TerminationConfig):
+  """Saves on Slurm's early warning and SIGTERM, then requeues the job once.
 
   With `tf.distribute.experimental.PreemptionCheckpointHandler`, every worker
   saves a checkpoint at the same step when its task gets the early warning
   (`sbatch --signal=USR1@120` sends SIGUSR1 about 120 s before the time
-  limit) or SIGTERM, as with the core's config. Then rank 0 requeues the job
-  (`scontrol requeue`) when the stop is the early warning or the time limit
-  and the job may be requeued; never after `scancel` or a failed task of the
-  step (`srun --kill-on-bad-exit=1` sends SIGTERM to the others), and not
-  when Slurm has requeued the job itself (preemption with
+  limit) or SIGTERM (the time limit, `scancel`, preemption). Then rank 0
+  requeues the job (`scontrol requeue`) when the stop is the early warning
+  or the time limit and the job may be requeued; never after `scancel` or a
+  failed task of the step (`srun --kill-on-bad-exit=1` sends SIGTERM to the
+  others), and not when Slurm has requeued the job itself (preemption with
   `PreemptMode=REQUEUE`). Every task then exits with `EXIT_SAVED` (42,
   TensorFlow's default), except that rank 0 exits with `EXIT_REQUEUE` (43),
   logging one line that says why, when the job should be requeued but it
@@ -226,33 +228,57 @@ class SlurmTerminationConfig(slurm_termination_config.SlurmTerminationConfig):
     step.assign_add(1)
   ```
 
+  Create the config in the main thread before the strategy, so that the
+  warning does not end the process (its default action). The config
+  installs its signal handlers when it is created and again whenever its
+  `termination_watcher_fn` is read: the handler reads it when it is
+  created, after the strategy, so the config's handlers take the place of
+  the one a `MultiWorkerMirroredStrategy` installs for SIGTERM. (With a
+  TensorFlow whose `TerminationConfig` takes `termination_signals`,
+  `TerminationConfig(termination_signals=(signal.SIGUSR1, signal.SIGTERM))`
+  saves on both signals without this config; it adds the requeue.)
+
   Rank 0 is the launcher's: `SLURM_PROCID` under `srun`, the MPI rank under
   `mpirun` and `mpiexec.hydra` (`slurm_launcher.rank_variable`). The job is
   requeued at most once per run of the job, however often the handler calls
   `exit_fn`.
 
-  Besides the core's: each signal is announced on stderr when it first
-  arrives, and the Python handler that the program installed before is
-  called after. A SIGTERM that TensorFlow's own handler (installed by a
-  `MultiWorkerMirroredStrategy`) took between the strategy and the
-  `PreemptionCheckpointHandler` is acted on too: it was posted to the
-  coordination service, which the watcher's first `_TF_SIGTERM_POLLS`
-  polls read.
+  Each signal is announced on stderr when it first arrives, and the Python
+  handler that the program installed before is called after. A SIGTERM that
+  TensorFlow's own handler (installed by a `MultiWorkerMirroredStrategy`)
+  took between the strategy and the `PreemptionCheckpointHandler` is acted
+  on too: it was posted to the coordination service, which the watcher's
+  first `_TF_SIGTERM_POLLS` polls read.
   """
 
-  def __init__(self, warning_signal=signal.SIGUSR1, grace_period=0):
+  def __init__(  # pylint: disable=super-init-not-called
+      self, warning_signal=signal.SIGUSR1, grace_period=0):
     """Creates the config and installs its signal handlers.
 
     Args:
-      warning_signal: As the core's.
-      grace_period: As the core's.
+      warning_signal: the signal of `sbatch --signal=SIG@T` (default SIGUSR1).
+      grace_period: seconds of training left after the signal before the
+        save, as in `TerminationConfig`.
 
     Raises:
-      ValueError: as the core, or for a Slurm variable that is not a number
-        (such as `SLURM_JOB_ID`); nothing is installed then.
+      ValueError: if an argument is not of that kind, a Slurm variable is not
+        a number (such as `SLURM_JOB_ID`), or not in the main thread; nothing
+        is installed then.
       RuntimeError: if an MPI launcher's variables are set that no known
         launcher sets alone.
     """
+    if warning_signal not in set(signal.Signals).difference(_NOT_A_WARNING):
+      raise ValueError('warning_signal=%r: expected a signal that can be '
+                       'caught other than SIGTERM, such as signal.SIGUSR1' %
+                       (warning_signal,))
+    if isinstance(grace_period, bool) or not (
+        isinstance(grace_period, (int, float)) and grace_period >= 0):
+      raise ValueError('grace_period=%r: expected a number of seconds >= 0' %
+                       (grace_period,))
+    self.warning_signal = signal.Signals(warning_signal)
+    self.grace_period = grace_period
+    self.exit_fn = self._exit
+    self.save_fn = None  # TensorFlow's default.
     environ = os.environ
     job_id = _int_variable(environ, 'SLURM_JOB_ID')
     # Digits alone: what `scontrol requeue` is given.
@@ -261,6 +287,9 @@ class SlurmTerminationConfig(slurm_termination_config.SlurmTerminationConfig):
     self._restart_count = (
         _int_variable(environ, 'SLURM_RESTART_COUNT') or 0)
     self._end_time = _int_variable(environ, 'SLURM_JOB_END_TIME')
+    self._signals = (self.warning_signal, signal.SIGTERM)
+    # The signals that arrived.
+    self._received = set()
     # When SIGTERM first arrived. Written only by the signal handler and the
     # watcher, read by the exit.
     self._terminated_at = None
@@ -270,8 +299,7 @@ class SlurmTerminationConfig(slurm_termination_config.SlurmTerminationConfig):
     self._tf_polls = 0
     # The exit status, once `exit_fn` has decided it.
     self._exit_status = None
-    super().__init__(warning_signal, grace_period)
-    self.exit_fn = self._exit
+    self._install_handlers()
     if self._restart_count and self._requeues:
       logging.warning(
           'SlurmTerminationConfig: job %s started again after %d requeue(s) '
@@ -281,22 +309,27 @@ class SlurmTerminationConfig(slurm_termination_config.SlurmTerminationConfig):
 
   @property
   def termination_watcher_fn(self):
-    """As the core's; its first polls also read TensorFlow's SIGTERM notice."""
+    """Whether a signal arrived; reading it installs the handlers again.
+
+    Its first polls also read TensorFlow's SIGTERM notice.
+    """
     self._tf_polls = _TF_SIGTERM_POLLS
-    return super().termination_watcher_fn
+    self._install_handlers()
+    return self._stop_received
 
   def _install_handlers(self):
-    """The core's handlers, remembering the Python handlers before them."""
-    for number in self._watched_signals():
+    """Installs `_on_signal`, remembering the Python handlers before it."""
+    for number in self._signals:
       previous = signal.getsignal(number)
       # Not when installing again (bound methods compare equal, not same).
       # pylint: disable-next=comparison-with-callable
       if previous != self._on_signal:
         self._previous[number] = previous
-    super()._install_handlers()
+    for number in self._signals:
+      signal.signal(number, self._on_signal)
 
   def _on_signal(self, signum, frame):
-    """The core's record; announces it, chains to the handler before."""
+    """Records the signal, announces it, chains to the handler before."""
     if signum not in self._received:
       if signum == signal.SIGTERM:
         self._terminated_at = time.time()
@@ -307,13 +340,13 @@ class SlurmTerminationConfig(slurm_termination_config.SlurmTerminationConfig):
                      signal.Signals(signum).name).encode())
       except OSError:
         pass
-    super()._on_signal(signum, frame)
+    self._received.add(signum)
     previous = self._previous.get(signum)
     if callable(previous):
       previous(signum, frame)
 
   def _stop_received(self):
-    """The core's watcher; its first polls read TensorFlow's notice too."""
+    """Whether a signal arrived; the first polls read TensorFlow's notice."""
     if not self._received and self._tf_polls:
       self._tf_polls -= 1
       task = _tf_took_sigterm()
@@ -324,7 +357,7 @@ class SlurmTerminationConfig(slurm_termination_config.SlurmTerminationConfig):
                         'took a SIGTERM (of %s) before the '
                         'PreemptionCheckpointHandler was created; every '
                         'worker saves a checkpoint at the next step.', task)
-    return super()._stop_received()
+    return bool(self._received)
 
   def _exit(self):
     """The handler's `exit_fn`: requeue if the stop calls for it, exit.
@@ -401,7 +434,7 @@ class SlurmTerminationConfig(slurm_termination_config.SlurmTerminationConfig):
     except ValueError:  # Not the main thread: run it as it is.
       previous = None
     try:
-      return slurm_hostlist.run_command(['scontrol'] + list(args))[0], None
+      return util.run_command(['scontrol'] + list(args))[0], None
     except RuntimeError as e:
       return None, str(e)
     finally:

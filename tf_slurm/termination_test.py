@@ -12,12 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""The companion's SlurmTerminationConfig: the requeue (signals, commands and
-os.environ mocked)."""
+"""The companion's SlurmTerminationConfig: the save on Slurm's signals and the
+requeue (signals, commands and os.environ mocked; real signals in
+MainThreadTest)."""
 
 import os
 import signal
 import subprocess
+import threading
 from unittest import mock
 
 from absl.testing import absltest
@@ -26,7 +28,6 @@ from absl.testing import parameterized
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 from tensorflow.python.distribute.failure_handling import failure_handling
 from tensorflow.python.distribute.failure_handling import failure_handling_util
-from tensorflow.python.distribute.failure_handling import slurm_termination_config
 from tf_slurm import termination as stc
 
 _RUNNING = ('JobId=7 JobName=train JobState=RUNNING Reason=None '
@@ -154,7 +155,7 @@ class SlurmTerminationConfigTest(parameterized.TestCase):
     self.enter_context(mock.patch.object(signal, 'signal', self.signals))
     self.enter_context(mock.patch.object(signal, 'getsignal',
                                          self.signals.getsignal))
-    # The command each call of `slurm_hostlist.run_command` runs, as a
+    # The command each call of `util.run_command` runs, as a
     # tuple; it returns how that ends (`slurm_test_util.fake_run_command`):
     # by default, scontrol is not on PATH.
     self.run_mock = mock.Mock(return_value=None)
@@ -164,7 +165,7 @@ class SlurmTerminationConfigTest(parameterized.TestCase):
       return slurm_test_util.fake_run_command(result)(command, missing_ok)
 
     self.enter_context(mock.patch.object(
-        stc.slurm_hostlist, 'run_command', side_effect=run_command))
+        stc.util, 'run_command', side_effect=run_command))
     self.enter_context(mock.patch.object(os, 'write', autospec=True))
 
   def _config(self, environ=None, **kwargs):
@@ -186,9 +187,51 @@ class SlurmTerminationConfigTest(parameterized.TestCase):
   def _commands(self):
     return [c.args[0] for c in self.run_mock.call_args_list]
 
-  def testIsTheCoresConfig(self):
-    self.assertTrue(issubclass(stc.SlurmTerminationConfig,
-                               slurm_termination_config.SlurmTerminationConfig))
+  def testIsATerminationConfig(self):
+    self.assertIsInstance(self._config(), failure_handling.TerminationConfig)
+
+  def testEarlyWarningIsReportedByTheWatcher(self):
+    config = self._config()
+    self.signals.send(signal.SIGUSR1)
+    self.assertTrue(config.termination_watcher_fn())
+
+  def testSigtermIsReportedByTheWatcher(self):
+    config = self._config()
+    self.signals.send(signal.SIGTERM)
+    self.assertTrue(config.termination_watcher_fn())
+
+  def testWarningSignalIsChosen(self):
+    config = self._config(warning_signal=signal.SIGUSR2)
+    self.assertEqual(config.warning_signal, signal.SIGUSR2)
+    self.assertCountEqual(self.signals.handlers,
+                          [signal.SIGUSR2, signal.SIGTERM])
+    self.signals.send(signal.SIGUSR2)
+    self.assertTrue(config.termination_watcher_fn())
+
+  @parameterized.named_parameters(('_sigterm', signal.SIGTERM),
+                                  ('_sigkill', signal.SIGKILL),
+                                  ('_name', 'USR1'), ('_unknown', 4242))
+  def testSignalThatCannotWarnIsRefusedInstallingNothing(self, number):
+    with self.assertRaisesRegex(ValueError, 'warning_signal=%r' % (number,)):
+      self._config(warning_signal=number)
+    self.assertEmpty(self.signals.handlers)
+
+  @parameterized.named_parameters(('_negative', -1), ('_text', '30'),
+                                  ('_bool', True))
+  def testGracePeriodThatIsNotSecondsIsRefusedInstallingNothing(
+      self, grace_period):
+    with self.assertRaisesRegex(ValueError,
+                                'grace_period=%r' % (grace_period,)):
+      self._config(grace_period=grace_period)
+    self.assertEmpty(self.signals.handlers)
+
+  def testReadingTheWatcherInstallsTheHandlersAgain(self):
+    config = self._config()
+    # As a MultiWorkerMirroredStrategy's own SIGTERM handler does.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    watcher = config.termination_watcher_fn
+    self.signals.send(signal.SIGTERM)
+    self.assertTrue(watcher())
 
   def testHandlersCompletedConfigKeepsTheRequeuingExit(self):
     config = self._config(grace_period=30)
@@ -430,6 +473,39 @@ class SlurmTerminationConfigTest(parameterized.TestCase):
     self.signals.send(signal.SIGTERM)
     self.assertEqual(self._exit_status(config), stc.EXIT_SAVED)
     self.run_mock.assert_not_called()
+
+
+class MainThreadTest(absltest.TestCase):
+  """With the real signal module: the kernel's signals, the main thread."""
+
+  def setUp(self):
+    super().setUp()
+    for number in (signal.SIGUSR1, signal.SIGTERM):
+      self.addCleanup(signal.signal, number, signal.getsignal(number))
+      signal.signal(number, signal.SIG_DFL)
+    self.enter_context(mock.patch.dict(os.environ, _TASK0, clear=True))
+    self.enter_context(mock.patch.object(os, 'write', autospec=True))
+
+  def testEarlyWarningSentToTheProcessIsReportedByTheWatcher(self):
+    config = stc.SlurmTerminationConfig()
+    signal.raise_signal(signal.SIGUSR1)  # Its Python handler has run after.
+    self.assertTrue(config.termination_watcher_fn())
+
+  def testOutsideTheMainThreadNothingIsInstalled(self):
+    errors = []
+
+    def create():
+      try:
+        stc.SlurmTerminationConfig()
+      except ValueError as e:
+        errors.append(e)
+
+    thread = threading.Thread(target=create)
+    thread.start()
+    thread.join()
+    self.assertLen(errors, 1)
+    self.assertIn('main thread', str(errors[0]))
+    self.assertIs(signal.getsignal(signal.SIGUSR1), signal.SIG_DFL)
 
 
 if __name__ == '__main__':

@@ -4,7 +4,9 @@ TensorFlow guards its public API with one text-format `TFAPIObject` proto per
 public symbol under `tensorflow/tools/api/golden/{v1,v2}/`. The class's are
 kept here at the same paths, so that a change of its public surface shows in
 review, and the patch (tools/make_tf_patch.py) replaces TensorFlow's. The
-patch adds no other public name, so it changes no other golden.
+patch adds no other public name; the one other golden it changes, for the
+new argument of TensorFlow's `TerminationConfig`, is in its diff of
+TensorFlow's files (TF_GOLDENS).
 
     .venv/bin/python tools/api_golden.py [--update]   # check [regenerate]
 
@@ -32,6 +34,14 @@ GOLDENS = {
     for api in ('v1', 'v2')
 }
 REGENERATE_COMMAND = '.venv/bin/python tools/api_golden.py --update'
+# TensorFlow's own class whose golden the patch changes
+# (tools/tf_termination_signals.diff): not kept here; --print-json renders it
+# too, for the tree tools/make_tf_patch.py rebuilds from pip TensorFlow.
+TF_GOLDENS = {
+    'tensorflow/tools/api/golden/v2/tensorflow.distribute.experimental.'
+    '-termination-config.pbtxt':
+        ('v2', 'distribute.experimental.TerminationConfig'),
+}
 
 # Builtin types spelled `<type 'NAME'>`, and exceptions `exceptions.NAME`.
 _TYPES = ('property', 'object', 'getset_descriptor', 'int', 'str', 'type',
@@ -123,6 +133,12 @@ def generate():
           for api, path in GOLDENS.items()}
 
 
+def generate_tf_goldens():
+  """{golden path: text} of TF_GOLDENS, from the TensorFlow imported."""
+  return {path: render('tensorflow.' + symbol, public_class(api, symbol))
+          for path, (api, symbol) in TF_GOLDENS.items()}
+
+
 def compare(root=ROOT):
   """[(path, stored text or None, generated text)] of goldens that differ."""
   cls = public_class('v2')
@@ -163,11 +179,13 @@ def main(argv=None):
                       help='write the goldens from the class')
   parser.add_argument('--print-json', action='store_true',
                       help='print {path: golden} of the class TensorFlow '
-                      'publishes, whichever module serves it; write nothing')
+                      'publishes, whichever module serves it, and of '
+                      'TF_GOLDENS; write nothing')
   args = parser.parse_args(argv)
   os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
   if args.print_json:
-    json.dump(generate(), sys.stdout, indent=1, sort_keys=True)
+    json.dump(dict(generate(), **generate_tf_goldens()), sys.stdout,
+              indent=1, sort_keys=True)
     return 0
   stale = compare()
   if args.update:

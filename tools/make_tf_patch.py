@@ -7,13 +7,15 @@
 The files the patch touches are copied from the tree (`--tf-tree`; else from
 a tree rebuilt from pip TensorFlow, `pip_tree`) into a scratch git
 repository; `patched_files` are written over them and `git diff` is the
-patch: every slurm_*.py file of PACKAGES (cluster_resolver/, and
-failure_handling/ for SlurmTerminationConfig) and README_Slurm.md (the
-tree's license headers must stay); in each package's BUILD, the
-repository's slurm_* targets as its own BUILD writes them, without its
-stand-ins (`splice_build`); the class goldens (`api_golden`); and
-tools/tf_release_note.md in RELEASE.md under a new heading for the release
-after the patched one, which has shipped.
+patch: every slurm_*.py file of PACKAGES (cluster_resolver/; failure_handling/
+has none) and README_Slurm.md (the tree's license headers must stay); in
+each package's BUILD, the repository's slurm_* targets as its own BUILD
+writes them, without its stand-ins (`splice_build`); the class goldens
+(`api_golden`); tools/tf_release_note.md in RELEASE.md under a new heading
+for the release after the patched one, which has shipped; and UPSTREAM, the
+change of TensorFlow's own failure_handling.py (`TerminationConfig(
+termination_signals=...)`), its BUILD and golden, with its test, applied
+last (`upstream_files`).
 
 `--check` applies the patch to two scratch trees, with `git apply` and with
 `patch -p1`, compares them, and runs every carried test file of the patched
@@ -25,9 +27,10 @@ say so); for a checkout use --tf-tree.
 
 `--series OUT` writes the same change as a series of `git format-patch`
 files, one pull request each, from the stages stored in SERIES (the last
-one computed from the repository), and prints their sizes; with `--check`
-it applies them with `git am` and, after each, checks the Slurm targets'
-deps (tools/strict_deps.py) and tests the tree (`check_series`).
+one computed from the repository) and UPSTREAM after them, and prints their
+sizes; with `--check` it applies them with `git am` and, after each, checks
+the Slurm targets' deps (tools/strict_deps.py) and tests the tree
+(`check_series`).
 docs/development.md says how to add a stage.
 
 `--companion FILE` writes the companion (COMPANION) as one `git
@@ -58,7 +61,9 @@ except ImportError:
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = 'tensorflow/python/distribute/cluster_resolver'
 FAILURE_HANDLING = 'tensorflow/python/distribute/failure_handling'
-PACKAGES = (PACKAGE, FAILURE_HANDLING)  # Their slurm_* files and targets.
+# Their slurm_* files and targets. failure_handling/ has none: its BUILD is
+# spliced so that the series' last patches drop the earlier stages' targets.
+PACKAGES = (PACKAGE, FAILURE_HANDLING)
 BUILDS = tuple(p + '/BUILD' for p in PACKAGES)
 MODULE = PACKAGE + '/slurm_cluster_resolver.py'
 TEST = PACKAGE + '/slurm_cluster_resolver_test.py'
@@ -69,6 +74,13 @@ RELEASE_NOTE = 'tools/tf_release_note.md'  # This repository's entry there.
 GOLDENS = tuple(sorted(api_golden.GOLDENS.values()))  # Class goldens.
 OVERLAY = 'pip_package'  # The overlay's package and its .pth.
 RELEASES = ('2.21',)  # Releases the patch is made for (major.minor).
+# The change to TensorFlow's own files: `git diff` against the tree of
+# failure_handling.py (TerminationConfig(termination_signals=...)), its BUILD
+# (a test target at the end) and the v2 golden of TerminationConfig, and the
+# test it adds; applied after the repository's files. In the series it is the
+# last patch, UPSTREAM_MESSAGE its message.
+UPSTREAM = 'tools/tf_termination_signals.diff'
+UPSTREAM_MESSAGE = 'tools/tf_termination_signals.txt'
 
 # Samples, for a tree rebuilt from pip, of the files the patch changes that
 # pip does not ship, each in the shape of TensorFlow 2.21's and with what the
@@ -98,11 +110,12 @@ py_strict_library(
     ],
 )
 '''
-# failure_handling/BUILD: a load in part, and the targets of the files pip
-# ships, each with a few of its deps.
+# failure_handling/BUILD: the loads, the targets of the files pip ships, each
+# with a few of its deps, and its last target as TensorFlow's (UPSTREAM adds a
+# test target after it).
 _PIP_FAILURE_HANDLING_BUILD = '''\
 load("//tensorflow:strict.default.bzl", "py_strict_library")
-load("//tensorflow:tensorflow.default.bzl", "tf_py_strict_test")
+load("//tensorflow:tensorflow.default.bzl", "tf_custom_op_py_strict_library", "tf_py_strict_test")
 
 py_strict_library(
     name = "failure_handling_lib",
@@ -131,6 +144,18 @@ py_strict_library(
     deps = [
         ":failure_handling_util",
         "//tensorflow/python/util:tf_export",
+    ],
+)
+
+tf_custom_op_py_strict_library(
+    name = "check_preemption_py",
+    kernels = [
+        "//tensorflow/core/distributed_runtime/preemption:check_preemption_op_kernel",
+        "//tensorflow/core/distributed_runtime/preemption:check_preemption_op_op_lib",
+    ],
+    deps = [
+        "//tensorflow/core/distributed_runtime/preemption:gen_check_preemption_op",
+        "//tensorflow/python/framework:for_generated_wrappers",
     ],
 )
 '''
@@ -287,7 +312,10 @@ def splice_build(tree_build, repo_build, path=BUILD):
   parts, drop_blank = [], False
   for name, text in _parts(tree_build):
     if name and name.startswith('slurm_') and name not in keep:
-      drop_blank = True
+      if parts and parts[-1] == (None, '\n'):  # The blank line before it.
+        parts.pop()
+      else:
+        drop_blank = True
     elif not (drop_blank and text == '\n'):
       parts.append((name, text))
       drop_blank = False
@@ -360,8 +388,40 @@ def write_tree(files, tree):
   _git(tree, 'commit', '-q', '--allow-empty', '-m', 'base')
 
 
-def patched_files(release, base, root=ROOT):
-  """{path: new text} of every file the patch changes, and notes."""
+def upstream_paths(root=ROOT):
+  """The tree's paths UPSTREAM changes or adds, in its order."""
+  return re.findall(r'^diff --git a/\S+ b/(\S+)$', _read(root, UPSTREAM),
+                    re.M)
+
+
+def upstream_files(files, root=ROOT, paths=None):
+  """{path: text} of the files UPSTREAM changes or adds, after the change.
+
+  Args:
+    files: {path: text or None} of the tree's files before the change.
+    root: this repository.
+    paths: the paths of UPSTREAM to apply (default: all).
+
+  Raises:
+    PatchError: if UPSTREAM does not apply to `files`.
+  """
+  paths = upstream_paths(root) if paths is None else paths
+  with tempfile.TemporaryDirectory() as folder:
+    _write(folder, {p: files.get(p) for p in paths})
+    try:
+      _git(folder, 'apply', '--whitespace=nowarn',
+           *['--include=' + p for p in paths], '-',
+           input=_read(root, UPSTREAM))
+    except subprocess.CalledProcessError as e:
+      raise PatchError('%s does not apply: %s' % (UPSTREAM, e.stderr)) from e
+    return {p: _read(folder, p) for p in paths}
+
+
+def patched_files(release, base, root=ROOT, upstream=True):
+  """{path: new text} of every file the patch changes, and notes.
+
+  Without `upstream`, those of the patch without UPSTREAM.
+  """
   repo = repo_files(root)
   for relpath, text in repo.items():
     if (relpath.endswith('.py') and base.get(relpath) and
@@ -391,6 +451,8 @@ def patched_files(release, base, root=ROOT):
                  'shipped)' % (RELEASE_NOTES, next_release(release), release))
   notes += ['the tree has no %s: the patch adds it' % p for p in (TEST, README)
             if base.get(p) is None]
+  if upstream:
+    new.update(upstream_files({**base, **new}, root))
   return new, notes
 
 
@@ -403,8 +465,8 @@ def make_patch(release, base, description, root=ROOT):
     _git(tree, 'add', '-A')
     diff = _git(tree, 'diff', '--cached', '--no-color', '--no-ext-diff',
                 '--no-renames')
-  header = ['SlurmClusterResolver and SlurmTerminationConfig for TensorFlow '
-            '%s' % release, '',
+  header = ['SlurmClusterResolver and TerminationConfig(termination_signals='
+            '...) for TensorFlow %s' % release, '',
             'Made by tools/make_tf_patch.py against %s.' % description,
             'Apply at the root of the tree: git apply FILE (or patch -p1 < '
             'FILE).', '', 'Notes:'] + ['  * ' + n for n in notes]
@@ -473,14 +535,15 @@ print('CARRIED-TESTS ' + json.dumps(report))
 
 
 def run_carried_tests(tree, timeout=1200, companion=False):
-  """Runs every slurm_*_test.py of PACKAGES in a patched tree.
+  """Runs every slurm_*_test.py of PACKAGES and UPSTREAM's tests in a tree.
 
   With `companion`, the tree's COMPANION is importable too (it lies beside
   tensorflow/, which must not be on the import path) and its *_test.py
   files run instead.
 
   Returns {'sources': {symbol: the file of tf.<symbol>, or None}, for
-  SlurmClusterResolver, 'v1_is_v2', 'tests': {module:
+  SlurmClusterResolver and the classes of api_golden.TF_GOLDENS
+  (TerminationConfig), 'v1_is_v2', 'tests': {module:
   {'file', 'run', 'failures', 'errors', 'skipped'}}}. Raises PatchError if a
   test fails, a file runs no test, or a test module or a class comes from
   outside `tree`.
@@ -490,9 +553,12 @@ def run_carried_tests(tree, timeout=1200, companion=False):
     modules = [p[:-3].replace('/', '.') for p in companion_files(tree)
                if p.endswith('_test.py')]
   else:
-    modules = [p[:-3].replace('/', '.')
-               for p in slurm_sources(tree, '_test.py')]
-  symbols = [api_golden.SYMBOL]
+    tests = slurm_sources(tree, '_test.py') + [
+        p for p in upstream_paths()
+        if p.endswith('_test.py') and os.path.exists(os.path.join(tree, p))]
+    modules = [p[:-3].replace('/', '.') for p in tests]
+  symbols = [api_golden.SYMBOL] + [
+      symbol for _, symbol in api_golden.TF_GOLDENS.values()]
   with tempfile.TemporaryDirectory() as scratch:
     python = _bare_python(os.path.join(scratch, 'venv'), overlay_root=tree)
     env = _quiet_env(TEST_TMPDIR=scratch)
@@ -531,7 +597,8 @@ def base_files(release, tf_tree=None, root=ROOT):
   """(the files the patch changes as the tree has them, its description)."""
   if not tf_tree:
     return pip_tree(release), 'a tree rebuilt from pip TensorFlow'
-  paths = list(repo_files(root)) + list(BUILDS) + [RELEASE_NOTES, VISIBILITY]
+  paths = (list(repo_files(root)) + list(BUILDS) + upstream_paths(root) +
+           [RELEASE_NOTES, VISIBILITY])
   return tree_files(tf_tree, release, paths), 'the tree at ' + tf_tree
 
 
@@ -568,7 +635,8 @@ def check(release, tf_tree=None, root=ROOT, out=sys.stdout):
 # message: title, blank line, description) for every stage and NN-slug.diff
 # (`git diff` of the repository's files against the previous stage) for
 # every stage but the last. Stage 0 is the tree's module and TEST; the last
-# stage is the repository itself, so the series ends at the patch.
+# stage is the repository itself. UPSTREAM follows as the last patch, so the
+# series ends at the patch.
 SERIES = 'tools/tf_series'
 SERIES_DATE = '2026-01-01T00:00:00+00:00'  # Commits' dates, for stable files.
 PRODUCT_LIMIT = 300  # Product lines a pull request should add at most.
@@ -657,17 +725,29 @@ def stage_tree_files(release, base, stage):
   return new
 
 
+def series_messages(root=ROOT):
+  """The commit message of each patch of the series, in order.
+
+  Those of the stages of SERIES, then UPSTREAM_MESSAGE.
+  """
+  return [message for _, message, _ in series_stages(root)] + [
+      _read(root, UPSTREAM_MESSAGE)]
+
+
 def series_trees(release, base, root=ROOT):
   """[(commit message, {path: text or None})]: the tree after each patch.
 
-  `base` is series_base's. A path a stage no longer has is None.
+  `base` is series_base's. The stored stages, the computed one (the
+  repository's files) and UPSTREAM, which makes the tree the single patch's.
+  A path a stage no longer has is None.
   """
   stages = series_stages(root)
   states = stored_stages(base, [diff for _, _, diff in stages[:-1]])
   trees = [stage_tree_files(release, base, s) for s in states]
+  trees.append(patched_files(release, base, root, upstream=False)[0])
   trees.append(patched_files(release, base, root)[0])
   result, before = [], {}
-  for (_, message, _), files in zip(stages, trees):
+  for message, files in zip(series_messages(root), trees):
     tree = dict(base)
     tree.update({p: t for p, t in files.items() if t is not None})
     tree.update({p: None for p in before if tree.get(p) is None})

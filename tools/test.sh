@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything on a fresh Debian 12 machine (root, see tools/setup.sh),
 # then runs every test of the repository once, each where it can fail (the
-# README's "Test plan" says what runs where, and why):
+# docs/development.md, "Tests: what runs where", says why):
 #   1. `bazel test //...` (offline): every test that needs neither root nor
 #      Slurm: the carried unit tests, the recorded real steps, the fuzz
 #      suite, the API goldens, lint, the overlay and the TensorFlow-tree

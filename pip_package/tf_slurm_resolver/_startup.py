@@ -15,19 +15,25 @@
 """Installs the overlay at Python start-up; run by `tf_slurm_resolver.pth`.
 
 A failure here must not stop Python from starting: it is reported on stderr
-and TensorFlow then keeps its own resolver.
+(and kept in ERROR for `python -m tf_slurm_resolver`), and TensorFlow then
+keeps its own resolver.
 """
 
 import sys
 
 
 def _install():
+  """Installs the overlay; why it could not ('RuntimeError: ...'), or None."""
   try:
     from tf_slurm_resolver import overlay  # pylint: disable=g-import-not-at-top
     overlay.install()
   except Exception as e:  # pylint: disable=broad-except
+    error = '%s: %s' % (type(e).__name__, e)
     sys.stderr.write('tf_slurm_resolver: TensorFlow keeps its own '
-                     'SlurmClusterResolver: %s: %s\n' % (type(e).__name__, e))
+                     'SlurmClusterResolver: %s\n' % error)
+    return error
+  return None
 
 
-_install()
+# Why the overlay could not be installed, or None.
+ERROR = _install()

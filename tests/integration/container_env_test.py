@@ -95,8 +95,8 @@ class ContainerEnvTest(absltest.TestCase):
                         ['-c', _RESOLVE])
     self.assertNotEqual(result.returncode, 0, result.describe())
     self.assertIn('RuntimeError: SLURM_PROCID is not set: not running inside '
-                  'a Slurm task? Launch the program with srun (inside sbatch '
-                  'or salloc).', result.stderr, result.describe())
+                  'a Slurm step? Start every task with srun.', result.stderr,
+                  result.describe())
 
 
 if __name__ == '__main__':

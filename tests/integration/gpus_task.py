@@ -17,8 +17,9 @@
   srun ... python gpus_task.py OUT_DIR
 
 Writes OUT_DIR/<SLURM_PROCID>.json: Slurm's GPU variables as the task got
-them, `CUDA_VISIBLE_DEVICES` after `SlurmClusterResolver()` and its
-`num_accelerators()`, and `TF_FORCE_GPU_ALLOW_GROWTH` after it. The
+them, `CUDA_VISIBLE_DEVICES` after `SlurmClusterResolver()` (the pip
+package's, the companion's: GPU sharing and its log are the companion's) and
+its `num_accelerators()`, and `TF_FORCE_GPU_ALLOW_GROWTH` after it. The
 resolver's log lines go to stderr.
 """
 
@@ -26,7 +27,7 @@ import json
 import os
 import sys
 
-from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+from tf_slurm import resolver as slurm_cluster_resolver
 
 _GPU_VARIABLES = ('CUDA_VISIBLE_DEVICES', 'GPU_DEVICE_ORDINAL',
                   'SLURM_STEP_GPUS', 'SLURM_JOB_GPUS', 'SLURM_GPUS_ON_NODE',

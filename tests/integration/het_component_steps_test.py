@@ -18,10 +18,9 @@ Inside `salloc -w n9 -n1 : -w n10,n11 -N2 -n3`, every step carries the
 allocation's SLURM_HET_SIZE=2 and both components' node lists, also the
 steps that run one component: a plain `srun` (component 0),
 `srun --het-group=1 -n1` and `srun --het-group=1 -m cyclic` (component 1).
-Those are ordinary steps: every task resolves the step's own cluster, with
-TF task id == SLURM_PROCID (also cyclic). `srun --het-group=0,1 -m cyclic`
-is a heterogeneous step: its tasks are numbered node by node (no task sees
-the other components' distributions). Each step is checked whole by
+Those are ordinary steps: every task resolves the step's own cluster. In
+every step, also the heterogeneous `srun --het-group=0,1 -m cyclic`, tasks
+are numbered node by node in node list order. Each step is checked whole by
 step_checks.py: one ClusterSpec in every task, each task's own address on
 its own node, and every task binds it and reaches every other task.
 
@@ -41,14 +40,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPORT_TASK = os.path.join(HERE, 'report_task.py')
 CONNECT_SECONDS = 60
 # Each step of the allocation: (label, srun options, the node of each rank,
-# TF task id of each rank or None for SLURM_PROCID). Component 1 runs 2,1
+# TF task id of each rank or None for the rule of step_checks). Component 1 runs 2,1
 # tasks on n10, n11.
 STEPS = (
     ('component0', [], ['n9'], None),
     ('component1-n1', ['--het-group=1', '-n1'], ['n10'], None),
-    # An ordinary cyclic step: every task's index is its SLURM_PROCID.
+    # An ordinary cyclic step, node by node: n10's ranks 0 and 2, then n11's
+    # rank 1.
     ('component1-cyclic', ['--het-group=1', '-m', 'cyclic'],
-     ['n10', 'n11', 'n10'], {0: 0, 1: 1, 2: 2}),
+     ['n10', 'n11', 'n10'], {0: 0, 2: 1, 1: 2}),
     # Node by node: n9's rank 0, n10's ranks 1 and 3, then n11's rank 2.
     ('both-cyclic', ['--het-group=0,1', '-m', 'cyclic'],
      ['n9', 'n10', 'n11', 'n10'], {0: 0, 1: 1, 3: 2, 2: 3}),

@@ -5,8 +5,8 @@ OUT/<launcher rank>.json with its host name, its launcher's rank and local
 rank, and the `Launch` that tf_slurm.launchers.read_launch gives it, or the
 error it raised. The launcher model and the core modules it uses are pure
 (tests/upstream_shape_test.py keeps the core's free of TensorFlow), so the
-task loads them from the repository without importing TensorFlow: seconds
-instead of a minute per rank.
+task loads them from the repository with stand-ins of TensorFlow's packages:
+seconds instead of a minute per rank.
 
   python launcher_task.py OUT
 """
@@ -36,7 +36,9 @@ def _import(name):
 
 
 def main(out):
-  slurm_step = _import('slurm_step')
+  # The stand-ins of TensorFlow's packages serve the core's pure modules
+  # that the companion's launcher model imports.
+  _import('slurm_hostlist')
   sys.path.insert(0, ROOT)
   launchers = importlib.import_module('tf_slurm.launchers')
   env = os.environ
@@ -51,8 +53,8 @@ def main(out):
     launch = launchers.read_launch(env, socket.gethostname())
     report.update(launcher=launch.launcher, nodes=list(launch.nodes),
                   rank_nodes=list(launch.rank_nodes),
-                  local_indices=list(slurm_step.local_indices(
-                      launch.rank_nodes, len(launch.nodes))),
+                  local_indices=[launch.rank_nodes[:r].count(node)
+                                 for r, node in enumerate(launch.rank_nodes)],
                   mapping=launch.mapping, own_rank=launch.rank)
   except (RuntimeError, ValueError) as e:
     report['error'] = '%s: %s' % (type(e).__name__, e)

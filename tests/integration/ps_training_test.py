@@ -15,11 +15,12 @@
 """ParameterServerStrategy trains across one real Slurm step.
 
 One `srun -N3 -n5 -m cyclic` step runs ps_task.py with
-`SlurmClusterResolver(jobs={'chief': 1, 'ps': 2, 'worker': 2})`: rank 0 is the
-chief, ranks 1-2 the parameter servers, ranks 3-4 the workers, dealt over
-n9, n10, n11 by the cyclic distribution (ps on n10 and n11; chief and
-workers share n9 on ports 8888-8890; Slurm 20.11 packs 2,2,1 tasks, and the
-second worker is on n10). The ps and worker tasks serve with
+`SlurmClusterResolver(jobs={'chief': 1, 'ps': 2, 'worker': 2})`. Slurm packs
+3,1,1 tasks on n9, n10, n11 and deals the ranks cyclically; the resolver
+numbers the tasks node by node, so the chief and both parameter servers are
+n9's tasks (ports 8888-8890, ranks 0, 3, 4) and the workers n10's and n11's
+(ranks 1, 2). Slurm 20.11 packs 2,2,1 tasks: the chief and the first ps on
+n9, the second ps and the first worker on n10, the second worker on n11. The ps and worker tasks serve with
 `tf.distribute.Server`; the chief drives training steps through a
 ClusterCoordinator. When the chief is done, the test ends the servers with
 `scancel --signal=TERM` (srun --wait would end them too, and
@@ -88,16 +89,18 @@ class ParameterServerTrainingTest(absltest.TestCase):
     print('chief: losses %s, variables on %s' %
           (chief['losses'], chief['variable_devices']))
 
-    # Every task: the same cluster, its role by rank, its address on its node.
-    roles = ['chief:0', 'ps:0', 'ps:1', 'worker:0', 'worker:1']
-    # -N3 -n5 packs 3,1,1 tasks on n9, n10, n11 (Slurm 20.11: 2,2,1); cyclic
-    # deals ranks over them.
+    # Every task: the same cluster, its role node by node, its address on
+    # its node. -N3 -n5 packs 3,1,1 tasks on n9, n10, n11 (Slurm 20.11:
+    # 2,2,1); cyclic deals ranks over them.
     nodes = ['n9', 'n10', 'n11', 'n9', 'n9']
-    cluster = {'chief': ['n9:8888'], 'ps': ['n10:8888', 'n11:8888'],
-               'worker': ['n9:8889', 'n9:8890']}
+    roles = ['chief:0', 'worker:0', 'worker:1', 'ps:0', 'ps:1']
+    cluster = {'chief': ['n9:8888'], 'ps': ['n9:8889', 'n9:8890'],
+               'worker': ['n10:8888', 'n11:8888']}
     if self.lab.series == '20.11':
       nodes = ['n9', 'n10', 'n11', 'n9', 'n10']
-      cluster['worker'] = ['n9:8889', 'n10:8889']
+      roles = ['chief:0', 'ps:1', 'worker:1', 'ps:0', 'worker:0']
+      cluster = {'chief': ['n9:8888'], 'ps': ['n9:8889', 'n10:8888'],
+                 'worker': ['n10:8889', 'n11:8888']}
     self.assertEqual(sorted(reports), list(range(5)), result.describe())
     for procid, r in sorted(reports.items()):
       self.assertNotIn('error', r, r.get('error'))
@@ -118,7 +121,10 @@ class ParameterServerTrainingTest(absltest.TestCase):
     self.assertLen(chief['losses'], STEPS)
     self.assertTrue(all(math.isfinite(v) for v in chief['losses']),
                     repr(chief))
-    self.assertLess(min(chief['losses'][-2:]), chief['losses'][0] / 10,
+    # Steps run asynchronously: the first scheduled step's loss may come
+    # from weights later steps already trained, so the reference is the
+    # largest loss, that of the initial weights.
+    self.assertLess(min(chief['losses'][-2:]), max(chief['losses']) / 10,
                     repr(chief))
 
     # The servers ran until the chief was done, then ended with the step:

@@ -20,7 +20,8 @@ script's command), with the repository root on PYTHONPATH:
   srun ... python report_task.py --out DIR [--connect SECONDS]
 
 It creates `SlurmClusterResolver()` with default arguments, as
-`srun python train.py` would, and writes what it resolved, next to what Slurm
+`srun python train.py` would (the pip package's, the companion's; and the
+core's, which sets no GPUs, to compare), and writes what it resolved, next to what Slurm
 and the node say, as one JSON object to DIR/<SLURM_PROCID>.json (one file per
 task, so that srun's output handling cannot mix tasks' lines) and as one line
 `REPORT {...}` on stdout.
@@ -179,8 +180,14 @@ def main(argv):
   try:
     # pylint: disable=g-import-not-at-top
     from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
+    from tf_slurm import resolver as companion
     report['module_file'] = slurm_cluster_resolver.__file__
-    resolver = slurm_cluster_resolver.SlurmClusterResolver()
+    # The core's resolution (the patch to TensorFlow), beside the pip
+    # package's (the companion's), which also sets the GPUs.
+    core = slurm_cluster_resolver.SlurmClusterResolver(auto_set_gpu=False)
+    report['core'] = {'cluster': core.cluster_spec().as_dict(),
+                      'task': [core.task_type, core.task_id]}
+    resolver = companion.SlurmClusterResolver()
     report.update(
         task_type=resolver.task_type,
         task_id=resolver.task_id,
@@ -191,7 +198,6 @@ def main(argv):
         allow_growth_after=env.get('TF_FORCE_GPU_ALLOW_GROWTH'))
     # The same step with the node lists expanded by Slurm's own scontrol
     # (the companion's hostlist_expansion).
-    from tf_slurm import resolver as companion
     report['cluster_scontrol'] = companion.SlurmClusterResolver(
         auto_set_gpu=False,
         hostlist_expansion='scontrol').cluster_spec().as_dict()

@@ -175,7 +175,10 @@ class ResolverOptionsTest(absltest.TestCase):
     self.assertLen(chief['losses'], 10)
     self.assertTrue(all(math.isfinite(v) for v in chief['losses']),
                     chief['losses'])
-    self.assertLess(min(chief['losses'][-2:]), chief['losses'][0] / 10,
+    # Steps run asynchronously: the first scheduled step's loss may come
+    # from weights later steps already trained, so the reference is the
+    # largest loss, that of the initial weights.
+    self.assertLess(min(chief['losses'][-2:]), max(chief['losses']) / 10,
                     chief['losses'])
 
     # Every server ran until the chief was done, then ended with the step.
@@ -351,14 +354,17 @@ class ResolverOptionsTest(absltest.TestCase):
     return reports
 
   def test_explain_command_in_gpu_step_matches_resolver_in_every_task(self):
-    # Cyclic: ranks 0, 2 on n9 and 1, 3 on n10, each node's 2 GPUs split.
-    # --resv-ports=0: Slurm reserves no ports for this step.
+    # Cyclic: ranks 0, 2 on n9 and 1, 3 on n10, each node's 2 GPUs split;
+    # tasks numbered node by node (rank 1 is task 2). --resv-ports=0: Slurm
+    # reserves no ports for this step.
     reports = self.run_inspect_step(
         'explain', ['-w', 'n9,n10', '-N2', '--ntasks-per-node=2', '-m',
                     'cyclic', '--gres=gpu:2', '--resv-ports=0'], 4)
     nodes = ['n9', 'n10', 'n9', 'n10']
     gpus = ['0', '0', '1', '1']
-    cluster = {'worker': ['n9:8888', 'n10:8888', 'n9:8889', 'n10:8889']}
+    cluster = {'worker': ['n9:8888', 'n9:8889', 'n10:8888', 'n10:8889']}
+    task_ids = {0: 0, 1: 2, 2: 1, 3: 3}
+    procid_of = {task: procid for procid, task in task_ids.items()}
     timings = []
     for procid, r in sorted(reports.items()):
       where = 'rank %s on %s' % (procid, r['nodename'])
@@ -366,7 +372,7 @@ class ResolverOptionsTest(absltest.TestCase):
       self.assertEqual(r['nodename'], nodes[procid], where)
       self.assertEqual(resolved['cluster'], cluster, where)
       self.assertEqual((resolved['task_type'], resolved['task_id']),
-                       ('worker', procid), where)
+                       ('worker', task_ids[procid]), where)
       self.assertEqual(r['cvd_before'], '0,1', where)
       self.assertEqual(resolved['env_after']['CUDA_VISIBLE_DEVICES'],
                        gpus[procid], where)
@@ -385,15 +391,16 @@ class ResolverOptionsTest(absltest.TestCase):
       self.assertEqual(run['status'], 0, '%s: %s' % (where, run))
       rows = _explain_rows(run['stdout'])
       self.assertEqual(sorted(rows), list(range(4)), run['stdout'])
-      for rank, row in sorted(rows.items()):
-        other = reports[rank]
+      for task, row in sorted(rows.items()):
+        other = reports[procid_of[task]]
         self.assertEqual(row['node'], other['nodename'],
-                         '%s lists rank %s:\n%s' % (where, rank,
+                         '%s lists task %s:\n%s' % (where, task,
                                                     run['stdout']))
         self.assertEqual(row['local'], int(other['localid']), run['stdout'])
-        self.assertEqual(row['address'], _flat(cluster)[rank], run['stdout'])
-        self.assertEqual(row['task'], 'worker:%d' % rank, run['stdout'])
-        self.assertEqual(row['this'], rank == procid, run['stdout'])
+        self.assertEqual(row['address'], _flat(cluster)[task], run['stdout'])
+        self.assertEqual(row['task'], 'worker:%d' % task, run['stdout'])
+        self.assertEqual(row['this'], task == task_ids[procid],
+                         run['stdout'])
         # Its own GPUs and those of its node's tasks; '-' for other nodes.
         same_node = other['nodename'] == r['nodename']
         self.assertEqual(

@@ -24,6 +24,8 @@ import glob
 import json
 import os
 
+from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
+
 REPO_MODULE = os.path.join('tensorflow', 'python', 'distribute',
                            'cluster_resolver', 'slurm_cluster_resolver.py')
 PORT_BASE = 8888
@@ -51,47 +53,33 @@ def _gpus(value):
   return [] if value in (None, '', 'NoDevFiles') else value.split(',')
 
 
-def numbered_by_node(slurm):
-  """Whether the resolver numbers the tasks of a step node by node.
+def node_by_node_ids(places, nodelist):
+  """{SLURM_PROCID: task index}: the resolver numbers tasks node by node.
 
-  It does in block steps (SLURM_DISTRIBUTION block, block:*, or unset),
-  whose ranks Slurm 26.05 deals in network-topology order, and in
-  heterogeneous steps; elsewhere a task's index is its SLURM_PROCID. (A
-  step of one component of a heterogeneous allocation carries
-  SLURM_HET_SIZE too but is an ordinary step: its callers name the ids.)
-
-  Args:
-    slurm: A task's Slurm variables.
-  """
-  node_level = slurm.get('SLURM_DISTRIBUTION', '').split(',')[0].split(':')[0]
-  return node_level in ('', 'block') or 'SLURM_HET_SIZE' in slurm
-
-
-def node_by_node_ids(places):
-  """{SLURM_PROCID: task index} when tasks are numbered node by node.
-
-  A task's index is the number of tasks on the nodes of lower SLURM_NODEID
-  plus its SLURM_LOCALID (where Slurm deals ranks in node list order, this
-  is SLURM_PROCID).
+  A task's index is the number of the step's tasks on the nodes listed
+  before its own in `nodelist` (SLURM_STEP_NODELIST) plus its SLURM_LOCALID,
+  whatever order Slurm dealt the ranks in (where it dealt them node by node
+  in list order, this is SLURM_PROCID).
 
   Args:
-    places: {SLURM_PROCID: (SLURM_NODEID, SLURM_LOCALID)} of every task of
-      the step, as ints.
+    places: {SLURM_PROCID: (node name, SLURM_LOCALID)} of every task of the
+      step, the local ids as ints.
+    nodelist: The step's SLURM_STEP_NODELIST.
   """
+  nodes = slurm_hostlist.expand_hostlist(nodelist)
   per_node = collections.Counter(node for node, _ in places.values())
-  return {procid: sum(count for other, count in per_node.items()
-                      if other < node) + local
+  return {procid: sum(per_node[other] for other in nodes[:nodes.index(node)])
+                  + local
           for procid, (node, local) in places.items()}
 
 
 def _expected_task_ids(reports):
   """{SLURM_PROCID: TF task id} of report_task's reports, by the rule."""
   first = next(iter(reports.values()), {})
-  if not numbered_by_node(first.get('slurm', {})):
-    return {procid: procid for procid in reports}
-  return node_by_node_ids({
-      procid: (int(r['slurm']['SLURM_NODEID']), int(r['localid']))
-      for procid, r in reports.items()})
+  return node_by_node_ids(
+      {procid: (r['nodename'], int(r['localid']))
+       for procid, r in reports.items()},
+      first.get('slurm', {}).get('SLURM_STEP_NODELIST', ''))
 
 
 def step_table(reports):
@@ -133,7 +121,7 @@ def step_problems(reports, num_tasks, repo_root, node_ips,
     expect_gpus: If given, each rank's CUDA_VISIBLE_DEVICES after resolving.
     connected: Whether the tasks ran the TCP check (--connect).
     task_ids: If given, {SLURM_PROCID: TF task id}; else each task's id must
-      be the resolver's rule (`numbered_by_node`, `node_by_node_ids`).
+      be the resolver's rule (`node_by_node_ids`).
   """
   problems = []
   if sorted(reports) != list(range(num_tasks)):
@@ -163,6 +151,14 @@ def step_problems(reports, num_tasks, repo_root, node_ips,
       problems.append('rank %s: with scontrol show hostnames the ClusterSpec '
                       'is %s, with the builtin expansion %s' %
                       (procid, r['cluster_scontrol'], r['cluster']))
+    # The core (the patch to TensorFlow) resolves as the companion does.
+    core = r.get('core', {})
+    if (core.get('cluster'), core.get('task')) != (
+        r['cluster'], [r['task_type'], r['task_id']]):
+      problems.append('rank %s: the core resolves %s as %s, the companion %s '
+                      'as %s:%s' % (procid, core.get('cluster'),
+                                    core.get('task'), r['cluster'],
+                                    r['task_type'], r['task_id']))
   cluster = good[min(good)]['cluster']
   if sorted(cluster) != ['worker']:
     problems.append('default jobs should give one job "worker", got %s' %
@@ -288,8 +284,8 @@ def _gpu_problems(good, expect_gpus):
 def _network_problems(good, addresses, node_ips):
   """Every task bound its own address and talked to every other task."""
   problems = []
-  # Tasks connect by TF task index, which is the rank except where the
-  # resolver numbers tasks node by node (`numbered_by_node`).
+  # Tasks connect by TF task index, numbered node by node
+  # (`node_by_node_ids`).
   procid_of = {r['task_id']: procid for procid, r in good.items()}
   for procid, r in sorted(good.items()):
     net = r.get('net')

@@ -109,11 +109,9 @@ def _dealt(order, how, tasks_per_node=2):
 def _rule_ids(tasks):
   """{SLURM_PROCID: task index} by the resolver's rule (step_checks)."""
   envs = {int(procid): task['env'] for procid, task in tasks.items()}
-  if not step_checks.numbered_by_node(envs[0]):
-    return {procid: procid for procid in envs}
-  return step_checks.node_by_node_ids({
-      procid: (int(env['SLURM_NODEID']), int(env['SLURM_LOCALID']))
-      for procid, env in envs.items()})
+  return step_checks.node_by_node_ids(
+      {procid: (env['SLURMD_NODENAME'], int(env['SLURM_LOCALID']))
+       for procid, env in envs.items()}, envs[0]['SLURM_STEP_NODELIST'])
 
 
 def resolution_problems(tasks, resolved):

@@ -14,12 +14,10 @@
 # ==============================================================================
 """Implementation of Cluster Resolvers for Slurm workload manager."""
 
-import dataclasses
+import operator
 import os
-import re
-from typing import Mapping, Sequence, Tuple
+import subprocess
 
-from tensorflow.core.protobuf import cluster_pb2
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver.cluster_resolver import ClusterResolver
@@ -28,449 +26,107 @@ from tensorflow.python.platform import tf_logging as logging
 from tensorflow.python.training.server_lib import ClusterSpec
 from tensorflow.python.util.tf_export import tf_export
 
-# The hostlist grammar, where TensorFlow always had it.
 expand_hostlist = slurm_hostlist.expand_hostlist
 expand_tasks_per_node = slurm_hostlist.expand_tasks_per_node
 
-# nvidia-smi's exit status when it finds no GPU ("No devices were found").
-_NVIDIA_SMI_FOUND_NOTHING = 6
-_JOB_NAME_RE = re.compile(r'[A-Za-z][A-Za-z0-9_]*')
-# A host of an address: a DNS name or IPv4 address, or an IPv6 address in
-# brackets.
-_HOST_RE = re.compile(r'[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]')
-# port_base='derived' picks a block of ports in [_DERIVED_PORTS_START,
-# _DERIVED_PORTS_END) from the job and step ids.
-# Below Linux's default ephemeral range (32768-60999), so that outgoing
-# connections do not hold them.
-_DERIVED_PORTS_START = 20000
-_DERIVED_PORTS_END = 32768
-_DERIVED_PORTS_BLOCK = 64
-
-
-@dataclasses.dataclass(frozen=True)
-class Resolution:
-  """What the resolver decided: the cluster, this task's role and GPUs.
-
-  Attributes:
-    cluster: Job name -> task addresses (`host:port`), jobs in sorted order.
-    task_type: This task's job name.
-    task_id: This task's index in its job.
-    gpus: The GPUs of this task's node and of this task
-      (`slurm_step.GpuPlan`).
-    addresses: The address of every task of the step, by rank.
-  """
-  cluster: Tuple[Tuple[str, Tuple[str, ...]], ...]
-  task_type: str
-  task_id: int
-  gpus: slurm_step.GpuPlan
-  addresses: Tuple[str, ...]
-
-
-def _check_text(name, value, optional=False):
-  """Checks that argument `name` is a string (or None, if `optional`)."""
-  if not (isinstance(value, str) or (optional and value is None)):
-    raise ValueError('%s=%r: expected a string%s' %
-                     (name, value, ' or None' if optional else ''))
-
-
-def _check_job_name(argument, name):
-  if not isinstance(name, str) or not _JOB_NAME_RE.fullmatch(name):
-    raise ValueError('%s: job name %r is not a valid TensorFlow job name (a '
-                     'letter, then letters, digits or _)' % (argument, name))
-
-
-def _check_jobs(jobs):
-  if not isinstance(jobs, Mapping) or not jobs:
-    raise ValueError('jobs=%r: expected a non-empty dict of job name -> '
-                     'number of tasks' % (jobs,))
-  for name, count in jobs.items():
-    _check_job_name('jobs', name)
-    slurm_step.check_int('jobs[%r]' % name, count, 0, slurm_step.MAX_TASKS)
-
-
-def _het_job_runs(step, het_jobs):
-  """The jobs of a heterogeneous step's ranks, as (job, count) runs."""
-  if isinstance(het_jobs, str) or not isinstance(het_jobs, Sequence):
-    raise ValueError('het_jobs=%r: expected a list of job names, one per '
-                     'heterogeneous component' % (het_jobs,))
-  for name in het_jobs:
-    _check_job_name('het_jobs', name)
-  if not step.heterogeneous:
-    raise RuntimeError(
-        'het_jobs=%r needs a heterogeneous step (srun A : B, srun '
-        '--het-group=0,1); this step runs one component, or SLURM_HET_SIZE '
-        'is not set' % (list(het_jobs),))
-  if max(step.node_components) >= len(het_jobs):
-    raise ValueError('het_jobs=%r names %d components, but the step has tasks '
-                     'of component %d' % (list(het_jobs), len(het_jobs),
-                                          max(step.node_components)))
-  # Ranks are numbered node by node in a heterogeneous step (slurm_step).
-  job_runs = []
-  for node, component in enumerate(step.node_components):
-    name, count = het_jobs[component], step.tasks_per_node[node]
-    if job_runs and job_runs[-1][0] == name:
-      count += job_runs.pop()[1]
-    job_runs.append((name, count))
-  return job_runs
-
-
-def _task_jobs(step, jobs, het_jobs):
-  """Returns the job of every task of the step, by rank, as runs.
-
-  Without `het_jobs`, ranks go to jobs in sorted job-name order, as
-  TensorFlow always did. With it, every task of heterogeneous component c
-  belongs to job `het_jobs[c]`.
-
-  Returns:
-    (job name, number of consecutive ranks in it) pairs, in rank order; no
-    number is 0.
-
-  Raises:
-    RuntimeError: If `jobs` asks for other task counts than Slurm assigned.
-    ValueError: If `jobs` or `het_jobs` is malformed.
-  """
-  if jobs is not None:
-    _check_jobs(jobs)
-  if het_jobs is None:
-    jobs = {'worker': step.num_tasks} if jobs is None else jobs
-    if sum(jobs.values()) != step.num_tasks:
-      raise RuntimeError(
-          'Requested %d tasks (jobs=%r) but Slurm assigned %d tasks to this '
-          'step (%s)' % (sum(jobs.values()), dict(jobs), step.num_tasks,
-                         step.counts_source))
-    return [(name, jobs[name]) for name in sorted(jobs) if jobs[name]]
-  job_runs = _het_job_runs(step, het_jobs)
-  from_slurm = {}
-  for name, count in job_runs:
-    from_slurm[name] = from_slurm.get(name, 0) + count
-  if jobs is not None and {k: v for k, v in jobs.items() if v} != from_slurm:
-    raise RuntimeError(
-        'jobs=%r does not match the heterogeneous components: het_jobs=%r '
-        'gives %r (%s)' % (dict(jobs), list(het_jobs), from_slurm,
-                           step.counts_source))
-  return job_runs
-
-
-def _reserved_ports(step, needed):
-  """The ports `srun --resv-ports` reserved, for `needed` tasks a node."""
-  reserved = step.reserved_ports
-  if step.launcher is not None:
-    raise ValueError(
-        "port_base='reserved' under %s: SLURM_STEP_RESV_PORTS there are the "
-        "ports of the launcher's daemon step, not of the ranks; pass a port "
-        'number, or launch with srun --resv-ports.' % step.launcher)
-  if step.heterogeneous:
-    raise RuntimeError(
-        "port_base='reserved' cannot work in a heterogeneous step: Slurm "
-        'reserves each component\'s ports on its own nodes but gives every '
-        'task all of them in SLURM_STEP_RESV_PORTS=%s; use '
-        "port_base='derived' or a fixed port_base" %
-        ','.join(map(str, reserved or ())))
-  if reserved is None:
-    raise RuntimeError("port_base='reserved' needs SLURM_STEP_RESV_PORTS: "
-                       'launch the step with srun --resv-ports=N (Slurm '
-                       'reserves ports from MpiParams=ports=LO-HI in '
-                       'slurm.conf)')
-  if len(reserved) < needed:
-    raise RuntimeError(
-        'SLURM_STEP_RESV_PORTS has %d ports %s, but the busiest node runs '
-        '%d tasks' % (len(reserved), list(reserved), needed))
-  return list(reserved[:needed])
-
-
-def _derived_port_base(step, needed):
-  """The first port of the step's block in [20000, 32768), from its ids."""
-  block = -(-needed // _DERIVED_PORTS_BLOCK) * _DERIVED_PORTS_BLOCK
-  blocks = (_DERIVED_PORTS_END - _DERIVED_PORTS_START) // block
-  if not blocks:
-    raise RuntimeError("port_base='derived': %d tasks on the busiest node "
-                       'need more ports than [%d, %d) holds' %
-                       (needed, _DERIVED_PORTS_START, _DERIVED_PORTS_END))
-  job_id, step_id = step.job_step
-  return _DERIVED_PORTS_START + block * ((job_id * 7919 + step_id) % blocks)
-
-
-def _ports(step, port_base):
-  """Returns the port of a node's i-th task, for i up to the busiest node's.
-
-  A task's port is port_base + its local index (its index among the step's
-  tasks on its node).
-
-  Args:
-    step: The `slurm_step.SlurmStep`.
-    port_base: As `SlurmClusterResolver`'s argument.
-
-  Raises:
-    ValueError: If `port_base` is malformed or a port falls outside 1..65535,
-      or two tasks of a node would get the same port.
-    RuntimeError: If Slurm reserved too few ports.
-  """
-  needed = step.busiest
-  if port_base == 'reserved':
-    ports = _reserved_ports(step, needed)
-  else:
-    first = _derived_port_base(step, needed) if port_base == 'derived' else (
-        port_base)
-    if isinstance(first, bool) or not isinstance(first, int):
-      raise ValueError("port_base=%r: expected an integer port, 'reserved' or "
-                       "'derived'" % (port_base,))
-    last = first + needed - 1
-    if first < 1 or last > slurm_step.MAX_PORT:
-      raise ValueError('port_base=%d: tasks on the busiest node need ports '
-                       '%d..%d, which must lie within 1..%d' %
-                       (first, first, last, slurm_step.MAX_PORT))
-    ports = list(range(first, last + 1))
-  return ports
-
-
-def _node_host_function(node_host):
-  """Returns node name -> host for the `node_host` argument."""
-  if callable(node_host):
-    return node_host
-  if not isinstance(node_host, str) or '{node}' not in node_host:
-    raise ValueError("node_host=%r: expected a format with '{node}', such as "
-                     "'{node}-ib' or '{node}.ib.example.org', or a callable "
-                     'node name -> host' % (node_host,))
-  try:
-    node_host.format(node='n1')
-  except (IndexError, KeyError, ValueError) as e:
-    raise ValueError("node_host=%r: not a format of '{node}' alone (%s: %s)" %
-                     (node_host, type(e).__name__, e)) from None
-  return lambda node: node_host.format(node=node)
-
-
-def _hosts(step, node_host):
-  """Returns the host in the addresses of each node's tasks.
-
-  Args:
-    step: The `slurm_step.SlurmStep`.
-    node_host: None (the node name), a format of '{node}' or a callable
-      node name -> host.
-
-  Raises:
-    ValueError: If `node_host` is malformed, gives something that is not a
-      host, or gives two nodes the same host.
-  """
-  if node_host is None:
-    return step.nodes
-  host_of = _node_host_function(node_host)
-  hosts = {}
-  for node in step.nodes:
-    host = host_of(node)
-    if not isinstance(host, str) or not _HOST_RE.fullmatch(host):
-      raise ValueError('node_host=%r maps node %r to %r; expected a host name '
-                       'or address' % (node_host, node, host))
-    if host in hosts:
-      raise ValueError('node_host=%r maps nodes %r and %r to the same host %r'
-                       % (node_host, hosts[host], node, host))
-    hosts[host] = node
-  return tuple(hosts)
-
-
-def _addresses(hosts, step, ports):
-  """Returns the `host:port` of every task, by rank, as a tuple."""
-  port_texts = [':%d' % port for port in ports]
-  addresses = [hosts[node] + port_texts[local]
-               for node, local in zip(step.rank_nodes, step.rank_locals)]
-  return tuple(addresses)
-
-
-def _assign_jobs(job_runs, addresses, task_index):
-  """Groups the task addresses by job; finds this task's job and index.
-
-  Args:
-    job_runs: The job of every task, as runs (`_task_jobs`).
-    addresses: The address of every task, by rank, as a tuple.
-    task_index: This task's rank.
-
-  Returns:
-    (cluster, task type, task id) as in `Resolution`.
-  """
-  cluster = {}
-  task_type = task_id = None
-  first = 0
-  for name, count in job_runs:
-    job = cluster.get(name, ())
-    if first <= task_index < first + count:
-      task_type, task_id = name, len(job) + task_index - first
-    cluster[name] = job + addresses[first:first + count]
-    first += count
-  return (tuple((name, cluster[name]) for name in sorted(cluster)), task_type,
-          task_id)
-
-
-def _log_gpu_plan(step, plan, defaults):
-  """Says what the GPU plan withholds, shares or leaves unused, once a task."""
-  slurm = plan.slurm_gpus
-  node = step.place[0]
-  gpus, tasks = len(plan.node_gpus or ()), step.tasks_per_node[node]
-  nodes = len(step.component_nodes(node))
-  if slurm.withheld:
-    # The job's GPUs that its step lacks are a mistake to warn of; slurm.conf's
-    # GresTypes=gpu holds on every node, those of CPU-only steps too.
-    level = logging.WARN if slurm.source == 'SLURM_JOB_GPUS' else logging.INFO
-    note = ('Slurm manages the GPUs (%s) and gave this step none on this '
-            "node: this task uses no GPU (CUDA_VISIBLE_DEVICES='')" %
-            slurm.source)
-  elif plan.shared or plan.sharers > 1:
-    level = logging.WARN if plan.shared else logging.INFO
-    note = ("this task's GPU is used by %d task(s) of this node (%s)%s" %
-            (plan.sharers, 'SLURMD_TRES_BIND gpu:' + slurm.bind
-             if slurm.bound_per_task else '%d GPUs for the %d tasks of the '
-             'busiest node' % (gpus, step.busiest_of_component(node)),
-             ', TF_FORCE_GPU_ALLOW_GROWTH=true unless set'
-             if plan.sharers > 1 else ''))
-  elif (defaults and slurm.step_total is not None and nodes > 1 and
-        slurm.step_total != gpus * nodes):
-    level = logging.WARN
-    note = ('Slurm spread SLURM_GPUS=%d GPUs over %d nodes and gave this one '
-            '%d: workers elsewhere may use other numbers of GPUs' %
-            (slurm.step_total, nodes, gpus))
-  elif gpus > plan.per_task * tasks:
-    level = logging.INFO if plan.per_task else logging.WARN
-    note = ('each task uses %d GPU(s): %d of this node\'s %d GPUs stay unused'
-            % (plan.per_task, gpus - plan.per_task * tasks, gpus))
-  else:
-    return
-  logging.log(level, '%s. Ask srun for other GPUs or pass gpus_per_task to '
-              'choose otherwise.', note)
-
-
-def resolve(step, jobs, port_base, gpus_per_node, gpus_per_task,
-            unnamed_gpus, het_jobs=None, node_host=None):
-  """Maps a Slurm step to TensorFlow. Pure apart from `unnamed_gpus`.
-
-  Args:
-    step: The `slurm_step.SlurmStep`.
-    jobs: Job name -> number of tasks, or None for one 'worker' per task.
-    port_base: As `SlurmClusterResolver`'s argument.
-    gpus_per_node: The user's value or None.
-    gpus_per_task: The user's value or None.
-    unnamed_gpus: Returns a `slurm_step.SlurmGpus` of this node's GPUs where
-      no variable names any (`slurm_step.plan_gpus`); called only then.
-    het_jobs: The job of each heterogeneous component, or None.
-    node_host: As `SlurmClusterResolver`'s argument.
-
-  Returns:
-    A `Resolution`.
-
-  Raises:
-    RuntimeError: If the arguments ask for more than Slurm gave.
-    ValueError: If an argument is malformed.
-  """
-  for name, value in (('gpus_per_node', gpus_per_node),
-                      ('gpus_per_task', gpus_per_task)):
-    slurm_step.check_int(name, value, 0, slurm_step.MAX_GPUS_PER_NODE,
-                         optional=True)
-  job_runs = _task_jobs(step, jobs, het_jobs)
-  ports = _ports(step, port_base)
-  # Host names are distinct (`slurm_step` checks them), so distinct ports per
-  # node make every address distinct.
-  if len(set(ports)) != len(ports):
-    raise ValueError(
-        'port_base=%r gives the tasks of one node the ports %s, some of them '
-        'the same%s' % (port_base, slurm_hostlist.abbreviate(ports),
-                        ' (SLURM_STEP_RESV_PORTS)' if port_base == 'reserved'
-                        else ''))
-  addresses = _addresses(_hosts(step, node_host), step, ports)
-  cluster, task_type, task_id = _assign_jobs(job_runs, addresses,
-                                             step.task_index)
-  gpus = slurm_step.plan_gpus(step, gpus_per_node, gpus_per_task,
-                              unnamed_gpus)
-  _log_gpu_plan(step, gpus, gpus_per_node is None and gpus_per_task is None)
-  return Resolution(cluster, task_type, task_id, gpus, addresses)
-
-
-def _gres_types(path):
-  """The GRES types the slurm.conf at `path` lists; None if unreadable.
-
-  Unreadable is also what is not a regular file of at most
-  `slurm_hostlist.MAX_READ_BYTES` (`slurm_hostlist.read_regular_file`).
-  """
-  if path is None:
-    return None
-  try:
-    data = slurm_hostlist.read_regular_file(path,
-                                            slurm_hostlist.MAX_READ_BYTES)
-  except (OSError, ValueError):
-    return None
-  return slurm_step.gres_types(data.decode('utf-8', errors='replace'))
-
-
-def _unnamed_gpus(environ=os.environ):
-  """This node's GPUs where no variable names any, as a `SlurmGpus`.
-
-  A step on a node whose GPUs Slurm manages (slurm.conf's GresTypes lists
-  gpu) has none of them then: other jobs may hold them. Only where no
-  slurm.conf can be read or it lists no gpu GRES does nvidia-smi count them.
-
-  Args:
-    environ: The environment that names slurm.conf (`SLURM_CONF`).
-  """
-  path = slurm_hostlist.slurm_conf_path(environ)
-  types = _gres_types(path)
-  if types and 'gpu' in types:
-    return slurm_step.SlurmGpus((), path, withheld=True)
-  count = _count_nvidia_gpus()
-  if count and types is None:
-    logging.warning(
-        'No GPU variable is set and no slurm.conf (SLURM_CONF, or Slurm\'s '
-        'usual places) can be read to tell whether Slurm manages GPUs: using '
-        'the %d GPUs that nvidia-smi lists. Pass gpus_per_node=0 if Slurm '
-        'gives them to other jobs.', count)
-  return slurm_step.SlurmGpus(
-      tuple(str(gpu) for gpu in range(count)) if count else None,
-      'nvidia-smi --list-gpus')
+_NVIDIA_SMI = ('nvidia-smi', '--list-gpus')
+_NVIDIA_SMI_TIMEOUT_SECS = 10
+_NVIDIA_SMI_FOUND_NO_GPU = 6  # Its exit status for "No devices were found".
+_MAX_PORT = 65535
 
 
 def _count_nvidia_gpus():
-  """Counts this node's GPUs with `nvidia-smi --list-gpus`; 0 without it.
-
-  Raises:
-    RuntimeError: If nvidia-smi fails (`slurm_hostlist.run_command`) with
-      another exit status than for finding no GPU, or lists more than
-      `slurm_step.MAX_GPUS_PER_NODE`.
-  """
-  command = ['nvidia-smi', '--list-gpus']
+  """Counts this node's GPUs with `nvidia-smi --list-gpus`; 0 without it."""
   try:
-    printed = slurm_hostlist.run_command(
-        command, missing_ok=True, statuses=(0, _NVIDIA_SMI_FOUND_NOTHING))
-  except RuntimeError as e:
-    raise RuntimeError('Could not count the GPUs: %s; pass gpus_per_node to '
-                       'skip it' % e) from None
-  if printed is None:  # No nvidia-smi.
+    result = subprocess.run(
+        _NVIDIA_SMI, capture_output=True, text=True, errors='replace',
+        timeout=_NVIDIA_SMI_TIMEOUT_SECS, check=False)
+  except FileNotFoundError:
     return 0
-  count = sum(line.startswith('GPU ') for line in printed[0].splitlines())
-  if count > slurm_step.MAX_GPUS_PER_NODE:
-    raise RuntimeError(
-        '`%s` lists %d GPUs, more than a node can have (%d); pass '
-        'gpus_per_node to skip it' % (' '.join(command), count,
-                                      slurm_step.MAX_GPUS_PER_NODE))
-  return count
+  except (OSError, subprocess.TimeoutExpired) as e:
+    raise RuntimeError('Could not count the GPUs with `%s`: %s. Pass '
+                       'gpus_per_node.' % (' '.join(_NVIDIA_SMI), e)) from None
+  if result.returncode == _NVIDIA_SMI_FOUND_NO_GPU:
+    return 0
+  if result.returncode:
+    raise RuntimeError('`%s` exited with status %d: %s. Pass gpus_per_node.' %
+                       (' '.join(_NVIDIA_SMI), result.returncode,
+                        result.stderr.strip()[-500:]))
+  return sum(line.startswith('GPU ') for line in result.stdout.splitlines())
 
 
 def get_num_gpus():
-  """Returns the number of GPUs this process may use on the current node.
+  """Returns the number of GPUs this task may use: Slurm's, or nvidia-smi's."""
+  gpus, _ = slurm_step.read_gpus(os.environ)
+  return _count_nvidia_gpus() if gpus is None else len(gpus)
 
-  The GPUs Slurm made visible to this task (`CUDA_VISIBLE_DEVICES`; `''` and
-  `NoDevFiles` mean none), else 0 where Slurm manages GPUs (slurm.conf's
-  GresTypes lists gpu), else the number `nvidia-smi --list-gpus` reports (0
-  without nvidia-smi).
+
+def _node_gpus(visible, gpus_per_node):
+  """The GPU ids of this node to deal among its tasks, or None if unknown."""
+  if gpus_per_node is None:
+    if visible is None:
+      count = _count_nvidia_gpus()
+      return [str(gpu) for gpu in range(count)] if count else None
+    return visible
+  if not visible:
+    # As TensorFlow: the count given, numbered from 0.
+    return [str(gpu) for gpu in range(gpus_per_node)]
+  if gpus_per_node > len(visible):
+    raise RuntimeError(
+        'Requested more GPUs per node than available: gpus_per_node=%d but '
+        'CUDA_VISIBLE_DEVICES=%r' % (gpus_per_node, ','.join(visible)))
+  return visible[:gpus_per_node]
+
+
+def _task_gpus(gpus_per_node, gpus_per_task, busiest, local):
+  """Returns (GPUs each task uses, this task's GPU ids or None to keep them).
+
+  GPUs Slurm bound to the task stay with it; the node's other GPUs are
+  dealt by id, `gpus_per_task` (by default as many as the node of `busiest`
+  tasks allows every task) to each task in the order of its `local` index.
+  A RuntimeError says where more GPUs are requested than Slurm gave.
   """
-  visible = slurm_step.read_gpus(os.environ).visible
-  if visible is None:
-    visible = _unnamed_gpus().visible or ()
-  return len(visible)
+  if gpus_per_node == 0 and not gpus_per_task:
+    return 0, []
+  visible, bound = slurm_step.read_gpus(os.environ)
+  if bound:
+    per_task = len(visible) if gpus_per_task is None else gpus_per_task
+    if per_task > len(visible):
+      raise RuntimeError(
+          'Requested %d GPUs per task but this task may use %d '
+          '(CUDA_VISIBLE_DEVICES=%r)' % (per_task, len(visible),
+                                         ','.join(visible)))
+    return per_task, visible[:per_task]
+  node_gpus = _node_gpus(visible, gpus_per_node)
+  if node_gpus is None and gpus_per_task is None:
+    return 0, None
+  node_gpus = node_gpus or []
+  per_task = len(node_gpus) // busiest if gpus_per_task is None else (
+      gpus_per_task)
+  if per_task * busiest > len(node_gpus):
+    raise RuntimeError(
+        'Requested more GPUs per node than available: %d tasks on the busiest '
+        'node x %d GPUs per task > %d GPUs %s' %
+        (busiest, per_task, len(node_gpus), node_gpus))
+  return per_task, node_gpus[local * per_task:(local + 1) * per_task]
+
+
+def _check_jobs(jobs):
+  """Checks that `jobs` maps job names to counts of tasks."""
+  try:
+    counts = [operator.index(count) for count in jobs.values()]
+  except (AttributeError, TypeError):
+    counts = [-1]
+  if not jobs or min(counts) < 0:
+    raise ValueError('jobs=%r: expected a dict of job name -> number of '
+                     'tasks' % (jobs,))
 
 
 @tf_export('distribute.cluster_resolver.SlurmClusterResolver')
 class SlurmClusterResolver(ClusterResolver):
   """ClusterResolver for systems with the Slurm workload manager.
 
-  Create it in every task of an `srun` step. It reads the step from Slurm's
-  environment variables (node list, tasks per node, task distribution, GPU
-  binding), hands the step's tasks to TensorFlow jobs and gives each task the
-  address `node:port` of the node Slurm really runs it on, so that
+  Create it in every task of an `srun` step:
 
   ```python
   resolver = tf.distribute.cluster_resolver.SlurmClusterResolver()
@@ -478,21 +134,18 @@ class SlurmClusterResolver(ClusterResolver):
       cluster_resolver=resolver)
   ```
 
-  started with `srun python train.py` trains across the whole allocation.
+  Tasks are numbered node by node, in the order of `SLURM_STEP_NODELIST`:
+  a task's index is the number of tasks on the nodes listed before its own,
+  plus its `SLURM_LOCALID`. That is `SLURM_PROCID` in block steps; in other
+  layouts (cyclic, plane, arbitrary, topology order) every task still finds
+  itself at its own node's address. Indices go to jobs in sorted job-name
+  order; the chief is the first task of the first node. A task's port is
+  `port_base` plus its local index. The step is fixed for the life of its
+  tasks, so everything is resolved once, in the constructor.
 
-  TF tasks are numbered over jobs in sorted name order. Task i is Slurm rank
-  `SLURM_PROCID` i, except in block and heterogeneous steps: there tasks are
-  numbered node by node in the order of `SLURM_NODEID`, which is the rank
-  order unless Slurm 26.05 dealt the ranks in network-topology order. For
-  example, in a 4-task step, `SlurmClusterResolver(jobs={'ps': 1, 'worker':
-  3})` makes task 0 (the first task of the first node) `ps:0` and tasks 1-3
-  `worker:0..2`. Ports count up from `port_base` on each node.
-
-  GPUs follow Slurm: if it gave the node's GPUs to all of its tasks
-  (`--gres=gpu:N`), the local tasks split `CUDA_VISIBLE_DEVICES` by local rank,
-  as many to every task as the busiest node allows;
-  if it bound GPUs per task (`--gpus-per-task`, `--gpu-bind`), each task keeps
-  its own. Without GPUs the resolver works too (0 GPUs per task).
+  GPUs are dealt by id among a node's tasks; GPUs Slurm bound to a task
+  (`--gpus-per-task`, `--gpu-bind`) stay with it, and so does a
+  `CUDA_VISIBLE_DEVICES` narrowed below what Slurm gave the node.
   """
 
   def __init__(self,
@@ -502,133 +155,122 @@ class SlurmClusterResolver(ClusterResolver):
                gpus_per_task=None,
                tasks_per_node=None,
                auto_set_gpu=True,
-               rpc_layer='grpc',
-               het_jobs=None,
-               node_host=None):
+               rpc_layer='grpc'):
     """Creates a new SlurmClusterResolver object.
 
-    Everything is resolved and checked here, once; `CUDA_VISIBLE_DEVICES` is
-    set (if `auto_set_gpu`) only after every check passed, and on any error
-    the environment is left as it was.
-
-    It reads the environment variables `slurm_step.VARIABLES` lists. It sets
-    `CUDA_VISIBLE_DEVICES`, and `TF_FORCE_GPU_ALLOW_GROWTH` where tasks share
-    a GPU. A `CUDA_VISIBLE_DEVICES` that lists fewer GPUs than Slurm gave
-    the node (`SLURM_STEP_GPUS`) stays as it is, so that a resolver
-    constructed again, in this process or a child, gives the same GPUs, and
-    a value a wrapper or the user narrowed is kept.
-
-    `_resolve_own_rank`, `_resolve_num_tasks`, `_resolve_hostlist` and
-    `_resolve_task_configuration` report the step read here, as in
-    TensorFlow 2.x; the resolver does not call them.
+    It reads the step through `_resolve_own_rank`, `_resolve_num_tasks`,
+    `_resolve_hostlist` and `_resolve_task_configuration`, which a subclass
+    may override, and sets `CUDA_VISIBLE_DEVICES` (if `auto_set_gpu`) only
+    after every check passed.
 
     Args:
       jobs: Dictionary with job names as key and number of tasks in the job as
-        value. Defaults to as many 'worker's as there are tasks in the step.
-        Tasks are handed to jobs in sorted job-name order; a job of 0 tasks
-        is left out of the cluster.
-      port_base: The first port number to start with for processes on a node;
-        a task's port is `port_base` plus its index among the step's tasks on
-        its node. 'reserved' takes the ports `srun --resv-ports=N` reserved
-        (`SLURM_STEP_RESV_PORTS`); 'derived' a block in [20000, 32768)
-        chosen from the job and step ids: the same in every task and after a
-        requeue, and unlikely to collide with another step on the same nodes.
+        value. Defaults to as many 'worker's as there are (Slurm) tasks. A job
+        of 0 tasks is left out of the cluster.
+      port_base: The first port number to start with for processes on a node.
       gpus_per_node: Number of GPUs available on each node. Defaults to the
-        GPUs Slurm gave the node (`CUDA_VISIBLE_DEVICES`), else 0 where Slurm
-        manages GPUs (slurm.conf's GresTypes lists gpu), else the number
-        nvidia-smi reports, else 0.
+        GPUs Slurm gave the task (`CUDA_VISIBLE_DEVICES`), else to the number
+        nvidia-smi reports (0 without it).
       gpus_per_task: Number of GPUs to be used for each task. Defaults to the
         GPUs Slurm bound to the task, else to `gpus_per_node` divided by the
-        tasks on the busiest node of the step, the same in every task; when
-        that is 0 and neither count was given, each task gets one GPU,
-        shared round-robin with the other tasks of its node (which then set
-        TF_FORCE_GPU_ALLOW_GROWTH=true unless it is set). A given value must
-        fit the busiest node of the step. The node's GPUs are dealt by their
-        ids, as Slurm lists them.
-      tasks_per_node: Number of tasks running on each node: an int, or a dict
-        mapping host names to task counts. Defaults to Slurm's
-        `SLURM_STEP_TASKS_PER_NODE` (`SLURM_TASKS_PER_NODE` in a batch
-        script); a value that contradicts it is an error.
+        number of tasks on the busiest node.
+      tasks_per_node: Number of tasks running on each node: an integer, or a
+        dictionary mapping host names, in the step's node order, to numbers
+        of tasks. Overrides what Slurm says.
       auto_set_gpu: Set `CUDA_VISIBLE_DEVICES` to this task's GPUs.
-      rpc_layer: The protocol TensorFlow uses to communicate between nodes.
-      het_jobs: In a heterogeneous step (`srun A : B`), the job of each
-        component, e.g. ['ps', 'worker']: component 0's tasks are then ps:0..
-        and component 1's worker:0... The components are those the step
-        runs, in order (`srun --het-group=1,2`: 1 and 2). Task counts come
-        from Slurm; `jobs`, if given too, must agree.
-      node_host: The host to put in the addresses of a node's tasks, where it
-        is not the node's name: a format of '{node}' (e.g. '{node}-ib' or
-        '{node}.ib.example.org'), or a callable node name -> host. Every
-        layout check is made on the node names first; hosts must be
-        distinct.
+      rpc_layer: The protocol TensorFlow used to communicate between nodes.
 
     Raises:
-      RuntimeError: If more GPUs per node or a different number of tasks are
-        requested than Slurm assigned, or the Slurm environment is missing or
+      RuntimeError: If more GPUs per node or more or fewer tasks are requested
+        than Slurm assigned, or the Slurm environment is missing or
         inconsistent.
-      ValueError: If an argument or a Slurm variable is malformed, naming it
-        and its value.
+      ValueError: If an argument or a Slurm variable is malformed.
     """
-    if tasks_per_node is not None and not isinstance(tasks_per_node, Mapping):
-      slurm_step.check_int('tasks_per_node', tasks_per_node, 1,
-                           slurm_step.MAX_TASKS_PER_NODE, optional=True)
-    if not isinstance(auto_set_gpu, bool):
-      raise ValueError('auto_set_gpu=%r: expected True or False' %
-                       (auto_set_gpu,))
-    _check_text('rpc_layer', rpc_layer, optional=True)
-    self._step = self._read_step(os.environ, tasks_per_node)
-    resolution = resolve(self._step, jobs, port_base, gpus_per_node,
-                         gpus_per_task, _unnamed_gpus, het_jobs, node_host)
-    self._resolution = resolution
-    self._cluster_spec = _cluster_spec(resolution.cluster)
-    self.task_type = resolution.task_type
-    self.task_id = resolution.task_id
+    self._rank = self._resolve_own_rank()
+    if jobs is None:
+      jobs = {'worker': self._resolve_num_tasks()}
+    _check_jobs(jobs)
+    self._jobs = jobs
+    self._port_base = port_base
+    if tasks_per_node is None:
+      self._task_configuration = self._resolve_task_configuration()
+    elif isinstance(tasks_per_node, dict):
+      self._task_configuration = tasks_per_node
+    else:
+      self._task_configuration = {
+          host: int(tasks_per_node) for host in self._resolve_hostlist()
+      }
+    self._auto_set_gpu = auto_set_gpu
     self.rpc_layer = rpc_layer
-    if auto_set_gpu:
-      _set_cuda_visible_devices(resolution.gpus)
+    self.task_type = None
+    self.task_id = None
+    places = [(host, local)
+              for host, count in self._task_configuration.items()
+              for local in range(count)]
+    if sum(jobs.values()) != len(places):
+      raise RuntimeError('Requested %d tasks (jobs=%r) but the step has %d' %
+                         (sum(jobs.values()), jobs, len(places)))
+    if not 0 <= self._rank < len(places):
+      raise RuntimeError('This task is number %d of a step of %d tasks' %
+                         (self._rank, len(places)))
+    busiest = max(self._task_configuration.values())
+    if port_base < 1 or port_base + busiest - 1 > _MAX_PORT:
+      raise ValueError('port_base=%d: the busiest node\'s %d tasks need ports '
+                       'up to %d' % (port_base, busiest,
+                                     port_base + busiest - 1))
+    self._gpus_per_task, gpus = _task_gpus(gpus_per_node, gpus_per_task,
+                                           busiest, places[self._rank][1])
+    self._cluster_spec = self._resolve_cluster(places)
+    logging.vlog(1, 'SlurmClusterResolver: %s:%d, GPUs %s', self.task_type,
+                 self.task_id, gpus)
+    if auto_set_gpu and gpus is not None:
+      os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(gpus)
 
-  def _read_step(self, environ, tasks_per_node):
-    """Reads this task's step from `environ`: the one extension point.
+  def _resolve_cluster(self, places):
+    """Hands the tasks at `places` to the jobs; finds this task's job."""
+    cluster = {}
+    start = 0
+    for task_type, num_tasks in sorted(self._jobs.items()):
+      if not num_tasks:
+        continue
+      cluster[task_type] = [
+          self._task_address(host, local)
+          for host, local in places[start:start + num_tasks]
+      ]
+      if start <= self._rank < start + num_tasks:
+        self.task_type = task_type
+        self.task_id = self._rank - start
+      start += num_tasks
+    return ClusterSpec(cluster)
 
-    A subclass may read launches that `slurm_step.read_step` refuses (the
-    ranks of an MPI launcher) by returning their `slurm_step.SlurmStep`;
-    everything after it (jobs, ports, GPUs, checks) is the same.
-
-    Args:
-      environ: The environment mapping (`os.environ`).
-      tasks_per_node: The constructor's `tasks_per_node`.
-
-    Returns:
-      A `slurm_step.SlurmStep`.
-    """
-    return slurm_step.read_step(environ, tasks_per_node)
+  def _task_address(self, host, local_index):
+    """Returns the `host:port` of the task of `local_index` on `host`."""
+    return '%s:%d' % (host, self._port_base + local_index)
 
   def _resolve_own_rank(self):
     """Returns the rank of the current task in range [0, num_tasks)."""
-    return self._step.task_index
+    return slurm_step.read_rank(os.environ)
 
   def _resolve_num_tasks(self):
     """Returns the number of tasks for the current job step."""
-    return self._step.num_tasks
+    return slurm_step.read_num_tasks(os.environ)
 
   def _resolve_hostlist(self):
     """Returns a list of hostnames for nodes running the current job step."""
-    return list(self._step.nodes)
+    return slurm_step.read_nodes(os.environ)
 
   def _resolve_task_configuration(self):
     """Creates a mapping of hostnames to the number of tasks allocated on it.
 
     Returns:
-      A dict host name -> number of tasks, in the order Slurm numbers the
-      nodes.
+      A dict host name -> number of tasks, in the step's node order.
     """
-    return dict(zip(self._step.nodes, self._step.tasks_per_node))
+    hostlist = self._resolve_hostlist()
+    counts = slurm_step.read_tasks_per_node(os.environ, hostlist)
+    return dict(zip(hostlist, counts))
 
   def cluster_spec(self):
-    """Returns the ClusterSpec of the step: every job's `host:port` list.
-
-    It was resolved once, at construction; calling this changes nothing.
-    """
+    """Returns the ClusterSpec of the step, resolved at construction."""
     return self._cluster_spec
 
   def get_task_info(self):
@@ -645,18 +287,15 @@ class SlurmClusterResolver(ClusterResolver):
         to communicate across nodes.
 
     Returns:
-      A connection string such as 'grpc://n1:8888', or '' if no task is
-      selected.
+      A connection string for connecting to a TensorFlow master.
     """
-    _check_text('task_type', task_type, optional=True)
-    _check_text('rpc_layer', rpc_layer, optional=True)
     task_type = task_type if task_type is not None else self.task_type
     task_id = task_id if task_id is not None else self.task_id
-    if task_type is None or task_id is None:
-      return ''
-    return format_master_url(
-        self._cluster_spec.task_address(task_type, task_id),
-        rpc_layer or self.rpc_layer)
+    if task_type is not None and task_id is not None:
+      return format_master_url(
+          self.cluster_spec().task_address(task_type, task_id),
+          rpc_layer or self.rpc_layer)
+    return ''
 
   def num_accelerators(self,
                        task_type=None,
@@ -664,36 +303,4 @@ class SlurmClusterResolver(ClusterResolver):
                        config_proto=None):
     """Returns the number of GPUs each task uses, e.g. {'GPU': 2}."""
     del task_type, task_id, config_proto  # Every task uses as many.
-    return {'GPU': self._resolution.gpus.per_task}
-
-
-def _cluster_spec(cluster):
-  """Returns the ClusterSpec of `Resolution.cluster`.
-
-  It is built from its `ClusterDef`, filled job by job: for a step of many
-  tasks that costs about half of what `ClusterSpec(dict)` does, and gives an
-  equal ClusterSpec.
-  """
-  cluster_def = cluster_pb2.ClusterDef()
-  for name, addresses in cluster:
-    job = cluster_def.job.add()
-    job.name = name
-    job.tasks.update(enumerate(addresses))
-  return ClusterSpec(cluster_def)
-
-
-def _set_cuda_visible_devices(gpus):
-  """Sets CUDA_VISIBLE_DEVICES to this task's GPUs.
-
-  A task that shares its GPU with other tasks of its node also sets
-  TF_FORCE_GPU_ALLOW_GROWTH=true, unless the user set it, so that none of
-  them reserves all of the GPU's memory.
-
-  Args:
-    gpus: The task's `slurm_step.GpuPlan`.
-  """
-  if gpus.task_gpus is None:
-    return
-  if gpus.sharers > 1:
-    os.environ.setdefault('TF_FORCE_GPU_ALLOW_GROWTH', 'true')
-  os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(gpus.task_gpus)
+    return {'GPU': self._gpus_per_task}

@@ -12,41 +12,24 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""The grammar of Slurm's compressed host and task-count lists; safe reads.
+"""The grammar of Slurm's compressed host and task-count lists.
 
 `expand_hostlist` turns a hostlist such as `n[09-11],gpu1-ib` into host names
 in the order `scontrol show hostnames` prints them, and
-`expand_tasks_per_node` turns `4(x2),1` into counts, and `parse_int` reads
-one number. All are pure functions that refuse malformed or oversized input
-before allocating anything large.
-The resolver's other layers run commands (`run_command`: nvidia-smi) and
-read files (`read_regular_file`: slurm.conf, SLURM_HOSTFILE) only through
-this module, within bounds of time and size.
+`expand_tasks_per_node` turns `4(x2),1` into counts. Both refuse malformed or
+oversized input before allocating anything large.
 """
 
 import itertools
-import os
 import re
-import selectors
-import stat
-import subprocess
-import time
 
 # The most names one list may expand to. Slurm sets no total, but no step has
 # more nodes (or tasks) than this.
 MAX_HOSTS = 1024 * 1024
-# How long a command run here may take: as long as a Slurm client's call to
-# slurmctld (MessageTimeout, 10 s by default); within the KillWait (30 s by
-# default) after SIGTERM there is time for two.
-SUBPROCESS_TIMEOUT_SECS = 10
-# The most output a command run here may print, and the largest slurm.conf
-# read: far beyond a list of MAX_HOSTS host names.
-MAX_READ_BYTES = 16 * 1024 * 1024
 # Slurm refuses a bracket range (`LO-HI`) of more hosts than this, and a
-# bracket group other than the last of more hosts in all (_MAX_RANGE and
-# MAX_PREFIX_CNT in Slurm's src/common/hostlist.{c,h}).
+# bracket group other than the last of more hosts in all; it reads range
+# bounds as unsigned 64-bit numbers.
 _MAX_RANGE = 64 * 1024
-# Slurm reads range bounds as unsigned 64-bit numbers.
 _MAX_RANGE_BOUND = 2**64 - 1
 _BRACKET_RE = re.compile(r'[\[\]]')
 # An item of a hostlist: text up to a separator (a comma, space, tab or
@@ -57,22 +40,6 @@ _ITEM_RE = re.compile(r'(?:[^ \t\n,\[\]]+|\[[^\[\]]*\])+|[\[\]]')
 _GROUP_RE = re.compile(r'\[([^\]]*)\]')
 _RANGE_RE = re.compile(r'([0-9]+)(?:-([0-9]*))?')
 _TASKS_PER_NODE_RE = re.compile(r'([0-9]+)(?:\(x([0-9]+)\))?')
-# Decimal text, as Slurm's atoi reads it; at most 40 digits, since int() of
-# a long string of digits is slow (and refused beyond 4300 digits).
-_DECIMAL_RE = re.compile(r'\s*[0-9]{1,40}\s*')
-# Where Slurm's commands find slurm.conf when SLURM_CONF is not set: the
-# usual install locations (Debian's older slurm-llnl among them), and the copy
-# slurmd keeps in configless mode. Without any, scontrol looks for a
-# controller in DNS, which can take long to fail.
-_SLURM_CONF_PATHS = ('/etc/slurm/slurm.conf', '/etc/slurm-llnl/slurm.conf',
-                     '/usr/local/etc/slurm.conf', '/run/slurm/conf/slurm.conf')
-
-
-def abbreviate(items, most=8):
-  """Shows a list, or its first `most` items and how many there are."""
-  if len(items) <= most:
-    return repr(list(items))
-  return '%r... (%d in all)' % (list(items[:most]), len(items))
 
 
 def _bracket_error(hostlist):
@@ -120,9 +87,8 @@ def _parse_item(item):
 
   Returns:
     (texts, groups, count): the names are texts[0] + a number of groups[0] +
-    texts[1] + ... + texts[-1] for every choice of numbers (see `_names`),
-    each group a tuple of (width, lo, hi) ranges; count is their number, or
-    MAX_HOSTS + 1 if larger.
+    texts[1] + ... + texts[-1] (`_names`), each group (width, lo, hi)
+    ranges; count is their number, at most MAX_HOSTS + 1.
   """
   parts = _GROUP_RE.split(item)
   bodies = parts[1::2]
@@ -167,9 +133,8 @@ def _numbers(ranges):
 def _scontrol_order(groups):
   """Groups from the slowest to the fastest varying in scontrol's output.
 
-  The last varies fastest; the others, nested around it, from the first
-  (fastest) to the next-to-last (slowest): `x[1-2]y[3-4]z[5-6]` gives x1y3z5
-  x1y3z6 x2y3z5 ... (row-major order for two groups). Its own inverse.
+  The last varies fastest, then the first, ..., the next-to-last slowest:
+  `x[1-2]y[3-4]z[5-6]` gives x1y3z5 x1y3z6 x2y3z5 .... Its own inverse.
   """
   return groups[-2::-1] + groups[-1:]
 
@@ -187,23 +152,6 @@ def _names(texts, groups):
   (prefix, suffix), (ranges,) = texts, groups
   return [prefix + str(number).zfill(width) + suffix
           for width, lo, hi in ranges for number in range(lo, hi + 1)]
-
-
-def parse_int(name, text, minimum, maximum):
-  """Parses the text of variable `name` as an int in minimum..maximum.
-
-  Surrounding whitespace is allowed, as Slurm's own atoi; signs, non-ASCII
-  digits and anything else are not.
-
-  Raises:
-    ValueError: Naming the variable and its value, if it is not such an int.
-  """
-  if isinstance(text, str) and _DECIMAL_RE.fullmatch(text):
-    number = int(text)
-    if minimum <= number <= maximum:
-      return number
-  raise ValueError('%s=%r: expected an integer in %d..%d' %
-                   (name, text, minimum, maximum))
 
 
 def expand_hostlist(hostlist):
@@ -228,21 +176,18 @@ def expand_hostlist(hostlist):
 
   Raises:
     ValueError: If the expression is not UTF-8 text or is malformed
-      (unbalanced, nested or empty brackets, non-digits or a descending
-      range in brackets), a range or a
+      (unbalanced, nested or empty
+      brackets, non-digits or a descending range in brackets), a range or a
       group before the last has more than `_MAX_RANGE` hosts, or the whole
-      list more than `MAX_HOSTS`. Nothing large is allocated before these
-      checks.
+      list more than `MAX_HOSTS`.
   """
   if not isinstance(hostlist, str):
     raise ValueError('Invalid hostlist %r: expected a string' % (hostlist,))
   try:
     hostlist.encode('utf-8')
-  except UnicodeEncodeError as e:
-    # Bytes of the environment that are not UTF-8 (os.environ keeps them as
-    # surrogates): no host name of TensorFlow's can hold them.
-    raise ValueError('Invalid hostlist %r: not UTF-8 text (character %d)' %
-                     (hostlist, e.start)) from None
+  except UnicodeEncodeError:
+    raise ValueError('Invalid hostlist %r: not UTF-8 text' %
+                     (hostlist,)) from None
   try:
     parsed = _parse(hostlist)
   except ValueError as e:
@@ -294,140 +239,3 @@ def expand_tasks_per_node(tasks_per_node):
   for count, repeat in parsed:
     counts += [count] * repeat
   return counts
-
-
-def slurm_conf_path(environ):
-  """The slurm.conf that Slurm's commands read here, or None if none is found.
-
-  `SLURM_CONF` (Slurm sets it in every task), else the first of the usual
-  places that exists.
-  """
-  if environ.get('SLURM_CONF'):
-    return environ['SLURM_CONF']
-  return next((path for path in _SLURM_CONF_PATHS if os.path.exists(path)),
-              None)
-
-
-def read_regular_file(path, limit):
-  """Returns the bytes of the regular file `path`, of at most `limit` bytes.
-
-  The path may be a symbolic link; what it names must be a regular file.
-  Anything else (a FIFO, a device such as /dev/zero, a directory) is refused
-  before it is opened, since opening some devices acts on them; what is
-  opened (non-blocking, so that a FIFO put there meanwhile cannot block) is
-  checked again. At most `limit` + 1 bytes are read.
-
-  Raises:
-    OSError: If it cannot be opened or read.
-    ValueError: If it is not a regular file or is larger than `limit`; the
-      message says which, without the path.
-  """
-  if not stat.S_ISREG(os.stat(path).st_mode):
-    raise ValueError('not a regular file')
-  fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-  with open(fd, 'rb') as opened:
-    size = os.fstat(fd)
-    if not stat.S_ISREG(size.st_mode):
-      raise ValueError('not a regular file')
-    # Up to its size when opened, and one byte more to tell a file over the
-    # bound.
-    data = opened.read(min(size.st_size, limit) + 1)
-  if len(data) > limit:
-    raise ValueError('larger than %d bytes' % limit)
-  return data
-
-
-def _read_pipes(process, deadline):
-  """Reads the output of `process` up to MAX_READ_BYTES; None if too much.
-
-  Returns:
-    (stdout, stderr) as bytes, once both are closed; or None when they hold
-    more than MAX_READ_BYTES together.
-
-  Raises:
-    subprocess.TimeoutExpired: If they are not closed by `deadline`.
-  """
-  chunks = {process.stdout: [], process.stderr: []}
-  size = 0
-  with selectors.DefaultSelector() as selector:
-    for pipe in chunks:
-      selector.register(pipe, selectors.EVENT_READ)
-    while selector.get_map():
-      left = deadline - time.monotonic()
-      if left <= 0:
-        raise subprocess.TimeoutExpired(process.args, SUBPROCESS_TIMEOUT_SECS)
-      for key, _ in selector.select(left):
-        data = os.read(key.fd, 64 * 1024)
-        if not data:
-          selector.unregister(key.fileobj)
-        chunks[key.fileobj].append(data)
-        size += len(data)
-        if size > MAX_READ_BYTES:
-          return None
-  return b''.join(chunks[process.stdout]), b''.join(chunks[process.stderr])
-
-
-def _decoded(shown, name, data):
-  """`data` (stream `name` of command `shown`) as UTF-8 text."""
-  try:
-    return data.decode('utf-8')
-  except UnicodeDecodeError as e:
-    raise RuntimeError('`%s` printed %s that is not UTF-8 text (byte %d)' %
-                       (shown, name, e.start)) from None
-
-
-def run_command(command, missing_ok=False, statuses=(0,)):
-  """Runs `command` (no shell); returns what it printed.
-
-  It runs for at most SUBPROCESS_TIMEOUT_SECS (then it is killed) and may
-  print at most MAX_READ_BYTES.
-
-  Args:
-    command: The program and its arguments, a list of strings.
-    missing_ok: Return None, not raise, if the program is not on PATH.
-    statuses: The exit statuses that are not a failure.
-
-  Returns:
-    (stdout, stderr) as text, or None (`missing_ok`).
-
-  Raises:
-    RuntimeError: Naming the command and what happened, if it cannot be run
-      (not on PATH, not executable, not a program of this machine), does not
-      finish in time, prints too much, exits with a status not in
-      `statuses` (the message ends with its stdout and stderr) or prints
-      what is not UTF-8 text.
-  """
-  shown = ' '.join(command)
-  try:
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-  except FileNotFoundError:
-    if missing_ok:
-      return None
-    raise RuntimeError('`%s` cannot run: %s is not on PATH' %
-                       (shown, command[0])) from None
-  except OSError as e:
-    raise RuntimeError('`%s` cannot run: %s' %
-                       (shown, e.strerror or e)) from None
-  deadline = time.monotonic() + SUBPROCESS_TIMEOUT_SECS
-  with process:
-    try:
-      output = _read_pipes(process, deadline)
-      status = None if output is None else process.wait(
-          max(0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-      raise RuntimeError('`%s` did not finish within %d s' %
-                         (shown, SUBPROCESS_TIMEOUT_SECS)) from None
-    finally:
-      if process.poll() is None:
-        process.kill()
-        process.wait()
-  if output is None:
-    raise RuntimeError('`%s` printed more than %d bytes' %
-                       (shown, MAX_READ_BYTES))
-  if status not in statuses:
-    printed = b''.join(output).decode('utf-8', errors='replace')
-    raise RuntimeError('`%s` failed (exit status %d): %s' %
-                       (shown, status, printed.strip()[-300:]))
-  return tuple(_decoded(shown, name, data)
-               for name, data in zip(('stdout', 'stderr'), output))

@@ -12,509 +12,213 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""Tests for the model of a Slurm job step."""
+"""Tests of slurm_step: what Slurm tells a task of its step."""
 
-import os
-import re
-import signal
-from unittest import mock
-
-from absl.testing import absltest
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tensorflow.python.platform import test
+
+step_env = slurm_test_util.step_env
+step_envs = slurm_test_util.step_envs
 
 
-def _placements(step):
-  """Returns (node name, local index) of every rank of `step`."""
-  return [(step.nodes[node], local)
-          for node, local in zip(step.rank_nodes, step.rank_locals)]
+class ReadRankTest(test.TestCase, parameterized.TestCase):
+  """Tasks are numbered node by node, in node list order."""
 
-
-class ReadStepTest(parameterized.TestCase):
-  """Which rank runs where, under each of Slurm's task distributions."""
-
-  def testBlockFillsTheNodesInNodelistOrder(self):
-    step = slurm_step.read_step(
-        slurm_test_util.step_env('n[9-10]', '2,1', 'n9 n9 n10', 2))
-    self.assertEqual(('n9', 'n10'), step.nodes)
-    self.assertEqual([('n9', 0), ('n9', 1), ('n10', 0)], _placements(step))
-    self.assertEqual(2, step.task_index)
-
-  def testCyclicDealsRanksToTheNodesInTurn(self):
-    step = slurm_step.read_step(slurm_test_util.cyclic_env(1))
-    self.assertEqual([('n1', 0), ('n2', 0), ('n1', 1), ('n1', 2), ('n1', 3)],
-                     _placements(step))
-
-  def testPlaneDealsBlocksOfThePlaneSize(self):
-    # srun -N2 -n6 -m plane=2 (as recorded on Slurm 22.05).
-    step = slurm_step.read_step(
-        slurm_test_util.step_env('n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1', 4,
-                                 SLURM_DISTRIBUTION='plane',
-                                 SLURM_DIST_PLANESIZE='2'))
-    self.assertEqual([('n1', 0), ('n1', 1), ('n2', 0), ('n2', 1), ('n1', 2),
-                      ('n1', 3)], _placements(step))
-
-  def testArbitraryFollowsTheHostfile(self):
-    hostfile = self.create_tempfile(content='n2\nn1\nn2\nn1\nn1\n').full_path
-    step = slurm_step.read_step(
-        slurm_test_util.step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', 0,
-                                 node_ids='n1 n2',
-                                 SLURM_DISTRIBUTION='arbitrary',
-                                 SLURM_HOSTFILE=hostfile))
-    self.assertEqual([('n2', 0), ('n1', 0), ('n2', 1), ('n1', 1), ('n1', 2)],
-                     _placements(step))
-
-  def testHeterogeneousStepNumbersNodesByComponent(self):
-    step = slurm_step.read_step(slurm_test_util.het_later_node_env(2))
-    self.assertEqual(('n3', 'n1'), step.nodes)
-    self.assertEqual((0, 1), step.node_components)
-    self.assertEqual(2, step.task_index)
-
-  def testHeterogeneousStepInComponentOrderKeepsTheNodeListOrder(self):
-    step = slurm_step.read_step(slurm_test_util.het_gpu_env(0))
-    self.assertEqual(('n1', 'n2', 'n3'), step.nodes)
-    self.assertEqual((0, 1, 1), step.node_components)
-
-  def testComponentNodesAreTheNodesOfTheSameComponent(self):
-    step = slurm_step.read_step(slurm_test_util.het_gpu_env(0))
-    self.assertEqual([0], step.component_nodes(0))
-    self.assertEqual([1, 2], step.component_nodes(1))
-    self.assertEqual([1, 2], step.component_nodes(2))
-
-  def testBatchScriptUsesTheJobVariables(self):
-    step = slurm_step.read_step(slurm_test_util.BATCH_ENV)
-    self.assertEqual(('n1', 'n2'), step.nodes)
-    self.assertEqual((2, 2), step.tasks_per_node)
-
-  def testLayoutContradictingTheTaskIsRuntimeErrorShowingBoth(self):
-    # Rank 1 of a cyclic step, read as plane=4 (ranks 0-3 on n1).
-    env = slurm_test_util.cyclic_env(1, SLURM_DISTRIBUTION='plane=4')
-    with self.assertRaisesRegex(
-        RuntimeError, r"SLURMD_NODENAME: Slurm says 'n2', derived 'n1'"):
-      slurm_step.read_step(env)
-
-  def testHeterogeneousStepPlacesRanksBlockWiseInComponentOrder(self):
-    step = slurm_step.read_step(slurm_test_util.het_later_node_env(0))
-    self.assertEqual([('n3', 0), ('n3', 1), ('n1', 0)], _placements(step))
-
-  def testNodeRanksAreTheRanksOfTheNodeInOrder(self):
-    step = slurm_step.read_step(slurm_test_util.cyclic_env(1))
-    self.assertEqual([0, 2, 3, 4], step.node_ranks(0))
-    self.assertEqual([1], step.node_ranks(1))
-
-
-  def testBatchScriptOfSlurm2605WithNegativeStepIdIsItsSpecialId(self):
-    # Slurm 26.05 gives the batch script SLURM_STEP_ID=-5 (0xfffffffb).
-    env = dict(slurm_test_util.BATCH_ENV, SLURM_STEP_ID='-5')
-    self.assertEqual(2**32 - 5, slurm_step.read_step(env).job_step[1])
-
-
-class DealRanksTest(parameterized.TestCase):
-  """Slurm's deal of ranks to nodes in turns: the node of every rank."""
-
-  def testBlockFillsEachNodeInTurn(self):
-    self.assertEqual((0, 0, 0, 1, 1, 2), slurm_step.deal_ranks([3, 2, 1]))
-
-  def testCyclicDealsOneRankToEachNodeThatStillHasTasks(self):
-    self.assertEqual((0, 1, 2, 0, 1, 0), slurm_step.deal_ranks([3, 2, 1], 1))
-
-  def testPlaneDealsChunksAndShortensTheLastOfANode(self):
-    self.assertEqual((0, 0, 1, 1, 2, 0, 0, 1),
-                     slurm_step.deal_ranks([4, 3, 1], 2))
-
-  def testNoNodesIsNoRanks(self):
-    self.assertEqual((), slurm_step.deal_ranks([]))
-
-  def testLocalIndicesCountTheRanksBeforeOnTheSameNode(self):
-    self.assertEqual((0, 0, 1, 1, 2),
-                     slurm_step.local_indices([1, 0, 1, 0, 0], 2))
-
-
-class ReservedPortsTest(parameterized.TestCase):
-  """SLURM_STEP_RESV_PORTS: the ports srun --resv-ports reserved."""
-
-  def testReservedPortsAreRead(self):
-    step = slurm_step.read_step(
-        slurm_test_util.cyclic_env(1,
-                                   SLURM_STEP_RESV_PORTS='12000-12002,12005'))
-    self.assertEqual((12000, 12001, 12002, 12005), step.reserved_ports)
-
-  @parameterized.named_parameters(('_listed', '12000,12000,12000,12000'),
-                                  ('_overlapping_ranges', '12000-12003,12002'))
-  def testRepeatedReservedPortsAreValueErrorNamingTheVariable(self, value):
-    env = slurm_test_util.cyclic_env(1, SLURM_STEP_RESV_PORTS=value)
-    with self.assertRaisesRegex(
-        ValueError, r"SLURM_STEP_RESV_PORTS='%s': .*repeated" % value):
-      slurm_step.read_step(env)
-
-  def testMoreReservedPortsThanExistAreRefusedBeforeListingThem(self):
-    env = slurm_test_util.cyclic_env(
-        1, SLURM_STEP_RESV_PORTS=','.join(['1-65535'] * 1000))
-    with self.assertRaisesRegex(ValueError,
-                                r'SLURM_STEP_RESV_PORTS=.*more than 65535'):
-      slurm_step.read_step(env)
-
-  @parameterized.named_parameters(('_letters', '12000-x'),
-                                  ('_descending', '12003-12000'),
-                                  ('_zero', '0-3'), ('_above_65535', '65536'),
-                                  ('_empty_item', '12000,,12001'))
-  def testMalformedReservedPortsAreValueErrorNamingTheVariable(self, value):
-    env = slurm_test_util.cyclic_env(1, SLURM_STEP_RESV_PORTS=value)
-    with self.assertRaisesRegex(
-        ValueError, r"^SLURM_STEP_RESV_PORTS='%s': '.*' is not a port or a "
-        r'range LO-HI of ports within 1\.\.65535$' % value):
-      slurm_step.read_step(env)
-
-
-class StrictVariableTest(parameterized.TestCase):
-  """Every variable is parsed strictly, within bounds, naming itself."""
-
-  def assertReadFails(self, error, regex, env, tasks_per_node=None):
-    with self.assertRaisesRegex(error, regex):
-      slurm_step.read_step(env, tasks_per_node)
-
-  def testPlaneSizeInTheDistributionIsBlamedOnTheDistribution(self):
-    env = slurm_test_util.step_env('n1', '2', 'n1 n1', 0,
-                                   SLURM_DISTRIBUTION='plane=0')
-    with self.assertRaisesRegex(ValueError,
-                                r"^SLURM_DISTRIBUTION='plane=0': plane size"
-                                ) as raised:
-      slurm_step.read_step(env)
-    self.assertNotIn('SLURM_DIST_PLANESIZE', str(raised.exception))
-
-  def testPlaneSizeInTheDistributionIsUsed(self):
-    env = slurm_test_util.step_env('n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1', 4,
-                                   SLURM_DISTRIBUTION='plane=2')
-    self.assertEqual([2, 3], slurm_step.read_step(env).node_ranks(1))
+  def testBlockStepInListOrderNumbersTasksAsSlurmProcid(self):
+    envs = step_envs('n[1-2]', '4,1', 'n1 n1 n1 n1 n2')
+    self.assertEqual([0, 1, 2, 3, 4], [slurm_step.read_rank(e) for e in envs])
 
   @parameterized.named_parameters(
-      ('_cyclic', 'cyclic',
-       r"SLURM_PROCID='1' is task 1 of 2, which the layout "
-       r"\(SLURM_STEP_NODELIST='n\[1-2\]', SLURM_STEP_TASKS_PER_NODE='1,1', "
-       r"SLURM_DISTRIBUTION='cyclic'\) puts on node 'n2'.*SLURMD_NODENAME: "
-       r"Slurm says 'n1'"),
-      # Tasks of block steps are numbered node by node: SLURM_GTIDS tells.
-      ('_block', None,
-       r"SLURM_LOCALID='0' on SLURMD_NODENAME='n1' \(SLURM_PROCID='1'\) is "
-       r"task 0 of 2.*SLURM_GTIDS: Slurm says '0', expected the ranks of the 1 "
-       r"tasks of this node with this task's, SLURM_PROCID 1, at its "
-       r'SLURM_LOCALID 0'),
+      # srun -n5 -N2 -m cyclic, as recorded on Slurm 22.05.
+      ('_cyclic', 'n[1-2]', '4,1', 'n1 n2 n1 n1 n1', [0, 4, 1, 2, 3]),
+      # srun -n6 -N2 -m plane=2.
+      ('_plane', 'n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1', [0, 1, 4, 5, 2, 3]),
+      # srun -m arbitrary with a hostfile putting rank 0 on the second node.
+      ('_arbitrary', 'n[1-2]', '3,2', 'n2 n1 n1 n2 n1', [3, 0, 1, 4, 2]),
+      # Slurm 26.05's topology order: ranks dealt to n3 first.
+      ('_topology_order', 'n[1-3]', '1(x3)', 'n3 n1 n2', [2, 0, 1]),
   )
-  def testRankContradictingTheLayoutNamesTheRankAndTheLayout(
-      self, distribution, regex):
-    env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
-                                   SLURM_PROCID='1',
-                                   SLURM_DISTRIBUTION=distribution)
-    self.assertReadFails(RuntimeError, regex, env)
+  def testEveryLayoutIsNumberedNodeByNode(self, nodelist, tasks, rank_hosts,
+                                          indices):
+    envs = step_envs(nodelist, tasks, rank_hosts)
+    self.assertEqual(indices, [slurm_step.read_rank(e) for e in envs])
 
-  def testNumTasksDisagreeingWithTasksPerNodeNamesBoth(self):
-    env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
-                                   SLURM_STEP_NUM_TASKS='3')
-    self.assertReadFails(
-        RuntimeError, r"SLURM_STEP_NUM_TASKS=3 but the tasks per node "
-        r"\(SLURM_STEP_TASKS_PER_NODE='1,1'\) add up to 2", env)
+  def testHeterogeneousStepFollowsTheListNotSlurmNodeid(self):
+    # srun -w n3 -n2 : -w n1 -n1: SLURM_NODEID puts n3 first.
+    envs = step_envs('n[1,3]', '1,2', 'n3 n3 n1', node_ids='n3 n1')
+    self.assertEqual([1, 2, 0], [slurm_step.read_rank(e) for e in envs])
+
+  def testNodeListIsNotSortedAsText(self):
+    envs = step_envs('n[9-10]', '1(x2)', 'n9 n10')
+    self.assertEqual([0, 1], [slurm_step.read_rank(e) for e in envs])
+
+  def testWithoutNodeNameAndLocalIdTheRankIsSlurmProcid(self):
+    env = step_env('n[1-2]', '4,1', 'n1 n1 n1 n1 n2', 1, SLURMD_NODENAME=None,
+                   SLURM_LOCALID=None)
+    self.assertEqual(1, slurm_step.read_rank(env))
+
+  def testLocalIdWithoutNodeNameIsRuntimeErrorNamingIt(self):
+    env = step_env('n[1-2]', '4,1', 'n1 n2 n1 n1 n1', 1, SLURMD_NODENAME=None)
+    with self.assertRaisesRegex(RuntimeError, 'SLURMD_NODENAME is not set, '
+                                'but SLURM_LOCALID is'):
+      slurm_step.read_rank(env)
+
+  def testNodeOutsideTheListIsRuntimeErrorNamingIt(self):
+    env = step_env('n[1-2]', '1,1', 'n1 n2', 1, SLURMD_NODENAME='n7')
+    with self.assertRaisesRegex(RuntimeError, "SLURMD_NODENAME='n7' is not in"):
+      slurm_step.read_rank(env)
+
+  def testLocalIdBeyondTheNodesTasksIsRuntimeError(self):
+    env = step_env('n[1-2]', '1,1', 'n1 n2', 1, SLURM_LOCALID='1')
+    with self.assertRaisesRegex(RuntimeError, 'SLURM_LOCALID=1 but'):
+      slurm_step.read_rank(env)
+
+  def testGtidsWithoutThisTasksProcidIsRuntimeError(self):
+    env = step_env('n1', '2', 'n1 n1', 1, SLURM_GTIDS='0,7')
+    with self.assertRaisesRegex(RuntimeError, "SLURM_GTIDS='0,7'"):
+      slurm_step.read_rank(env)
+
+  def testMalformedProcidIsValueErrorNamingIt(self):
+    env = step_env('n1', '2', 'n1 n1', 1, SLURM_PROCID='-1')
+    with self.assertRaisesRegex(ValueError, "SLURM_PROCID='-1'"):
+      slurm_step.read_rank(env)
+
+
+class MpiLauncherTest(test.TestCase):
+  """Ranks of mpirun and mpiexec see their daemons' step: they refuse."""
+
+  def testMpirunRankIsRefusedSayingToStartWithSrun(self):
+    # Rank 3 of 5 on the second node, whose daemon is task 1 of 3.
+    env = step_env('n[1-3]', '1(x3)', 'n1 n2 n3', 1, OMPI_COMM_WORLD_RANK='3',
+                   OMPI_COMM_WORLD_SIZE='5')
+    with self.assertRaisesRegex(
+        RuntimeError, 'OMPI_COMM_WORLD_RANK=3 but SLURM_PROCID=1; '
+        'OMPI_COMM_WORLD_SIZE=5 but SLURM_STEP_NUM_TASKS=3: an MPI launcher '
+        r'.* Start the program with srun -n 5\.'):
+      slurm_step.read_rank(env)
+
+  def testMpiexecRankOfTheSameNumberIsRefusedByItsSize(self):
+    env = step_env('n[1-3]', '1(x3)', 'n1 n2 n3', 0, PMI_RANK='0',
+                   PMI_SIZE='5', MPI_LOCALRANKID='0')
+    with self.assertRaisesRegex(RuntimeError, 'PMI_SIZE=5 but '
+                                'SLURM_STEP_NUM_TASKS=3'):
+      slurm_step.read_rank(env)
+
+  def testSrunMpiRankIsTheSlurmTask(self):
+    env = step_env('n[1-2]', '1,1', 'n1 n2', 1, PMI_RANK='1', PMI_SIZE='2',
+                   PMI_JOBID='42.0')
+    self.assertEqual(1, slurm_step.read_rank(env))
+
+
+class ReadNodesTest(test.TestCase):
+  """The step's nodes and tasks per node."""
+
+  def testNodesAreInListOrder(self):
+    env = step_env('n[9-10],a1', '1(x3)', 'n9 n10 a1', 0)
+    self.assertEqual(['n9', 'n10', 'a1'], slurm_step.read_nodes(env))
+
+  def testNodeListedTwiceIsValueError(self):
+    env = step_env('n1,n1', '1(x2)', 'n1 n1', 0)
+    with self.assertRaisesRegex(ValueError, 'names a node twice'):
+      slurm_step.read_nodes(env)
+
+  def testCountsFollowTheNodes(self):
+    env = step_env('n[1-3]', '2,1(x2)', 'n1 n1 n2 n3', 0)
+    self.assertEqual([2, 1, 1],
+                     slurm_step.read_tasks_per_node(env, ['n1', 'n2', 'n3']))
+
+  def testCountsForOtherNodesAreValueError(self):
+    env = step_env('n[1-2]', '2', 'n1 n1', 0)
+    with self.assertRaisesRegex(ValueError, 'has 1 entries but'):
+      slurm_step.read_tasks_per_node(env, ['n1', 'n2'])
+
+  def testCountsThatMissTheStepsTasksAreValueError(self):
+    env = step_env('n[1-2]', '1,1', 'n1 n2', 0, SLURM_STEP_NUM_TASKS='3')
+    with self.assertRaisesRegex(ValueError, 'SLURM_STEP_NUM_TASKS=3'):
+      slurm_step.read_tasks_per_node(env, ['n1', 'n2'])
+
+  def testOutsideAStepItSaysToUseSrun(self):
+    with self.assertRaisesRegex(RuntimeError, 'SLURM_STEP_NODELIST is not set'
+                                '.*srun'):
+      slurm_step.read_nodes({})
+
+
+class BatchScriptTest(test.TestCase):
+  """A batch script is no step."""
+
+  def testBatchScriptOfAJobOfSeveralTasksSaysToStartWithSrun(self):
+    for read in (slurm_step.read_nodes, slurm_step.read_rank,
+                 slurm_step.read_num_tasks):
+      with self.subTest(read=read.__name__):
+        with self.assertRaisesRegex(
+            RuntimeError, 'Slurm job 25 outside an srun step .*4 tasks .*: '
+            r'start the program with srun \(srun python train.py\)'):
+          read(slurm_test_util.BATCH_ENV)
+
+  def testBatchScriptOfAOneTaskJobIsOneTaskOnItsNode(self):
+    env = dict(slurm_test_util.BATCH_ENV, SLURM_NTASKS='1',
+               SLURM_TASKS_PER_NODE='1')
+    self.assertEqual([env['SLURMD_NODENAME']], slurm_step.read_nodes(env))
+    self.assertEqual(1, slurm_step.read_num_tasks(env))
+    self.assertEqual(0, slurm_step.read_rank(env))
+
+
+class ReadGpusTest(test.TestCase, parameterized.TestCase):
+  """Which GPUs a task may use, and whether they are its own."""
+
+  def testIdsAreKeptAsSlurmListsThem(self):
+    self.assertEqual((['4', '5'], False),
+                     slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': '4,5'}))
+
+  @parameterized.named_parameters(('_empty', ''), ('_no_dev_files',
+                                                   'NoDevFiles'))
+  def testHiddenGpusAreNone(self, value):
+    self.assertEqual([], slurm_step.read_gpus(
+        {'CUDA_VISIBLE_DEVICES': value})[0])
+
+  def testNoVariableMeansUnknown(self):
+    self.assertEqual((None, False), slurm_step.read_gpus({}))
+
+  def testJobGpusAloneInAStepMeanTheStepHasNone(self):
+    env = {'SLURM_JOB_GPUS': '0,1', 'SLURM_STEP_NODELIST': 'n1'}
+    self.assertEqual(([], True), slurm_step.read_gpus(env))
+
+  def testJobGpusInTheBatchScriptAreItsOwn(self):
+    self.assertEqual((['0', '1'], False),
+                     slurm_step.read_gpus({'SLURM_JOB_GPUS': '0,1'}))
+
+  def testFewerThanSlurmGaveTheNodeAreTheTasksOwn(self):
+    env = {'CUDA_VISIBLE_DEVICES': '0', 'SLURM_STEP_GPUS': '0,1,2,3'}
+    self.assertEqual((['0'], True), slurm_step.read_gpus(env))
+
+  def testFewerThanGpusOnNodeAreTheTasksOwn(self):
+    env = {'CUDA_VISIBLE_DEVICES': '1', 'SLURM_GPUS_ON_NODE': '2'}
+    self.assertEqual((['1'], True), slurm_step.read_gpus(env))
 
   @parameterized.named_parameters(
-      ('_procid_of_5000_digits', 'SLURM_PROCID', '9' * 5000),
-      ('_procid_above_max_tasks', 'SLURM_PROCID', str(slurm_step.MAX_TASKS)),
-      ('_num_tasks_zero', 'SLURM_STEP_NUM_TASKS', '0'),
-      ('_num_tasks_above_max_tasks', 'SLURM_STEP_NUM_TASKS',
-       str(slurm_step.MAX_TASKS + 1)),
-      ('_job_id_above_32_bits', 'SLURM_JOB_ID', str(2**32)),
-      ('_step_id_signed', 'SLURM_STEP_ID', '+0'),
-      ('_gpus_on_node_above_max', 'SLURM_GPUS_ON_NODE',
-       str(slurm_step.MAX_GPUS_PER_NODE + 1)),
+      ('_slurm_22_05', 'gpu:single:2'),
+      ('_slurm_24_11', 'gres/gpu:single:2'),
+      ('_upper_case', 'gres/gpu:SINGLE:2'),
+      ('_verbose', 'gpu:verbose,per_task:1'),
+      ('_joined_with_another_tres', 'gres/nic:closest+gres/gpu:map:0,0'),
   )
-  def testIntegerOutOfRangeIsValueErrorNamingTheVariable(self, name, value):
-    env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0,
-                                   **{name: value})
-    self.assertReadFails(
-        ValueError, '^%s: expected an integer in ' % re.escape(
-            '%s=%r' % (name, value)), env)
+  def testGpusSlurmBoundToTheTaskAreItsOwn(self, binding):
+    env = {'CUDA_VISIBLE_DEVICES': '0', 'SLURM_GPUS_ON_NODE': '1',
+           'SLURMD_TRES_BIND': binding}
+    self.assertEqual((['0'], True), slurm_step.read_gpus(env))
 
-  def testTasksOnANodeAboveTheMaximumAreValueError(self):
-    env = slurm_test_util.step_env('n1', '70000', 'n1', 0,
-                                   SLURM_STEP_NUM_TASKS=None)
-    self.assertReadFails(
-        ValueError, r"SLURM_STEP_TASKS_PER_NODE='70000': tasks of node 'n1'="
-        r'70000: expected an integer in 1..65533', env)
+  def testGpuBindNoneGivesTheNodesFirstGpus(self):
+    env = {'SLURMD_TRES_BIND': 'gpu:none', 'SLURM_GPUS_ON_NODE': '2',
+           'SLURM_JOB_GPUS': '0,1', 'SLURM_STEP_NODELIST': 'n1'}
+    self.assertEqual((['0', '1'], False), slurm_step.read_gpus(env))
 
-  def testStepOfMoreTasksThanTheMaximumIsValueError(self):
-    env = slurm_test_util.step_env('n[1-20]', '60000(x20)', 'n1', 0,
-                                   node_ids=' '.join('n%d' % i
-                                                     for i in range(1, 21)),
-                                   SLURM_STEP_NUM_TASKS=None)
-    self.assertReadFails(ValueError, r"SLURM_STEP_TASKS_PER_NODE='60000\(x20\)"
-                         r"': 1200000 tasks in all; expected at most", env)
-
-  @parameterized.named_parameters(
-      ('_above_the_maximum', '2000000', ValueError,
-       r"SLURM_HET_SIZE='2000000': expected an integer in 1..1048576"),
-      # The step's nodes do not bound it: a step may run one component.
-      ('_above_the_listed_components', '4', RuntimeError,
-       r'SLURM_JOB_NODELIST_HET_GROUP_2 is not set .* \(SLURM_HET_SIZE=4\)'))
-  def testBadHetSizeIsRefusedNamingIt(self, size, error, regex):
-    env = slurm_test_util.het_gpu_env(1, SLURM_HET_SIZE=size,
-                                      SLURM_PACK_SIZE=size)
-    self.assertReadFails(error, regex, env)
-
-  @parameterized.named_parameters(('_space_inside', '0,1 2'),
-                                  ('_control_character', '0,\x01'),
-                                  ('_semicolon', '0;1'))
-  def testGpuIdThatIsNoIndexNorUuidIsValueError(self, value):
-    with self.assertRaisesRegex(ValueError,
-                                r'CUDA_VISIBLE_DEVICES=.*device ids'):
-      slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': value})
-
-  def testGpuUuidsAreIds(self):
-    value = 'GPU-5c0b9c4e-4bd7-9a8c-1b1e,MIG-GPU-8d1e7a0f/1/0'
-    self.assertEqual(tuple(value.split(',')),
-                     slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES':
-                                           value}).visible)
-
-  def testMoreGpuIdsThanANodeCanHaveAreValueError(self):
-    value = ','.join(map(str, range(slurm_step.MAX_GPUS_PER_NODE + 1)))
-    with self.assertRaisesRegex(ValueError,
-                                r'CUDA_VISIBLE_DEVICES=.*more than 1024'):
-      slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': value})
-
-  def testGpuTotalOfNonAsciiDigitsIsValueErrorNamingTheVariable(self):
-    with self.assertRaisesRegex(ValueError, r"SLURM_GPUS='\u00b2'"):
-      slurm_step.read_gpus({'SLURM_GPUS': '\u00b2'})
-
-  def testHetNodesInNoComponentNameTheSizeAndTheComponentsLists(self):
-    env = slurm_test_util.het_gpu_env(1, SLURM_HET_SIZE='1',
-                                      SLURM_PACK_SIZE='1')
-    self.assertReadFails(
-        RuntimeError, r"Nodes \['n2', 'n3'\] of the step "
-        r"\(SLURM_STEP_NODELIST='n\[1-3\]'\) are in none of the heterogeneous "
-        r"job's components' node lists \(SLURM_HET_SIZE=1: "
-        r"SLURM_JOB_NODELIST_PACK_GROUP_0='n1'\)", env)
-
-  def testHetNodeInTwoComponentsIsRuntimeErrorNamingIt(self):
-    env = slurm_test_util.het_gpu_env(
-        1, SLURM_JOB_NODELIST_PACK_GROUP_0='n[1-2]')
-    self.assertReadFails(
-        RuntimeError, r"The node lists of the heterogeneous job's "
-        r"components name \['n2'\] more than once \(SLURM_HET_SIZE=2: "
-        r"SLURM_JOB_NODELIST_PACK_GROUP_0='n\[1-2\]', "
-        r"SLURM_JOB_NODELIST_PACK_GROUP_1='n\[2-3\]'\)", env)
-
-  def testHetLocalIdBeyondTheNodesTasksNamesTheNode(self):
-    env = slurm_test_util.het_gpu_env(1, SLURM_LOCALID='5')
-    self.assertReadFails(
-        RuntimeError, r"SLURM_LOCALID=5 but SLURMD_NODENAME='n2' runs 2 tasks",
-        env)
-
-  def testArbitraryLayoutMismatchNamesTheHostfile(self):
-    hostfile = self.create_tempfile(content='n1\nn2\nn2\nn1\nn1\n').full_path
-    env = slurm_test_util.step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', 0,
-                                   node_ids='n1 n2',
-                                   SLURM_DISTRIBUTION='arbitrary',
-                                   SLURM_HOSTFILE=hostfile)
-    self.assertReadFails(
-        RuntimeError, r"SLURM_DISTRIBUTION='arbitrary', SLURM_HOSTFILE=%r\) "
-        r"puts on node 'n1'" % hostfile, env)
-
-  def testPlaneLayoutMismatchNamesThePlaneSize(self):
-    env = slurm_test_util.step_env('n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1', 4,
-                                   SLURM_DISTRIBUTION='plane',
-                                   SLURM_DIST_PLANESIZE='4')
-    self.assertReadFails(
-        RuntimeError, r"SLURM_DISTRIBUTION='plane', SLURM_DIST_PLANESIZE='4'\) "
-        r"puts on node 'n2'", env)
-
-  def testTasksPerNodeHostThatIsNoStringIsValueError(self):
-    env = slurm_test_util.step_env('n[1-2]', '1,1', 'n1 n2', 0)
-    self.assertReadFails(ValueError, r'tasks_per_node: host 1 is not a string',
-                         env, {1: 1, 'n2': 1})
-
-
-class HostfileTest(parameterized.TestCase):
-  """SLURM_HOSTFILE is read as a bounded regular file of text, or refused."""
-
-  def read_with(self, path):
-    """Reads rank 0 of `srun -n5 -m arbitrary` with SLURM_HOSTFILE=path."""
-    # A hang fails the test instead of blocking it.
-    signal.signal(signal.SIGALRM, _fail_on_alarm)
-    signal.alarm(10)
-    try:
-      return slurm_step.read_step(
-          slurm_test_util.step_env('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', 0,
-                                   node_ids='n1 n2',
-                                   SLURM_DISTRIBUTION='arbitrary',
-                                   SLURM_HOSTFILE=path))
-    finally:
-      signal.alarm(0)
-
-  def assertRefused(self, path, regex):
-    with self.assertRaisesRegex(ValueError,
-                                r'^SLURM_HOSTFILE=%r: %s' % (path, regex)):
-      self.read_with(path)
-
-  def testRandomBytesAreValueErrorNamingTheVariableAndPath(self):
-    path = self.create_tempfile(content=bytes(range(256)) * 4,
-                                mode='wb').full_path
-    self.assertRefused(path, r'not UTF-8 text \(byte 128\)')
-
-  def testFifoWithoutWriterIsRefusedWithoutBlocking(self):
-    path = os.path.join(self.create_tempdir().full_path, 'fifo')
-    os.mkfifo(path)
-    self.assertRefused(path, 'not a regular file')
-
-  def testDeviceIsRefusedWithoutBeingRead(self):
-    self.assertRefused('/dev/zero', 'not a regular file')
-
-  def testDirectoryIsRefused(self):
-    self.assertRefused(self.create_tempdir().full_path, 'not a regular file')
-
-  def testFileLargerThanTheStepNeedsIsRefused(self):
-    path = self.create_tempfile(content='n1\n' * 1000000).full_path
-    self.assertRefused(path, r'larger than \d+ bytes')
-
-  def testSymlinkToTheHostfileIsFollowed(self):
-    target = self.create_tempfile(content='n2\nn1\nn2\nn1\nn1\n').full_path
-    link = os.path.join(self.create_tempdir().full_path, 'hostfile')
-    os.symlink(target, link)
-    self.assertEqual([1, 3, 4], self.read_with(link).node_ranks(0))
-
-  def testSymlinkToADeviceIsRefused(self):
-    link = os.path.join(self.create_tempdir().full_path, 'hostfile')
-    os.symlink('/dev/zero', link)
-    self.assertRefused(link, 'not a regular file')
-
-  def testLinesBeyondTheStepsTasksAreNotExpanded(self):
-    # Slurm reads a line per task; a huge hostlist after them is not read.
-    path = self.create_tempfile(
-        content='n2\nn1\nn2\nn1\nn1\nn[1-1000000000]\n').full_path
-    self.assertEqual(5, self.read_with(path).num_tasks)
-
-
-def _fail_on_alarm(signum, frame):
-  del signum, frame
-  raise AssertionError('reading SLURM_HOSTFILE blocked')
-
-
-class ReadGpusTest(parameterized.TestCase):
-  """What Slurm made visible to the task."""
-
-  def testSlurmsListIsCudaVisibleDevices(self):
-    gpus = slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': '4,5',
-                                 'GPU_DEVICE_ORDINAL': '4,5'})
-    self.assertEqual(('4', '5'), gpus.visible)
-    self.assertEqual('CUDA_VISIBLE_DEVICES', gpus.source)
-
-  def testCudaVisibleDevicesNarrowedBelowSlurmsListIsBoundToTheTask(self):
-    # What a first resolver of the same task, a wrapper or the user leaves.
-    gpus = slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': '5',
-                                 'SLURM_STEP_GPUS': '4,5',
-                                 'GPU_DEVICE_ORDINAL': '4,5'})
-    self.assertEqual(('5',), gpus.visible)
-    self.assertTrue(gpus.bound_per_task)
-
-  @parameterized.named_parameters(('_empty', ''),
-                                  ('_no_dev_files', 'NoDevFiles'))
-  def testHiddenGpusStayHidden(self, value):
-    gpus = slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': value,
-                                 'GPU_DEVICE_ORDINAL': '0,1'})
-    self.assertEqual((), gpus.visible)
-
-  def testOtherGpusThanSlurmsAreTakenAsTheyStand(self):
-    gpus = slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': '7',
-                                 'GPU_DEVICE_ORDINAL': '0,1'})
-    self.assertEqual(('7',), gpus.visible)
-
-  @parameterized.named_parameters(
-      ('_step', 'SLURM_STEP_GPUS'),
-      ('_job_in_the_batch_script', 'SLURM_JOB_GPUS'))
-  def testWithoutCudaVisibleDevicesSlurmsGpuVariablesCount(self, name):
-    self.assertEqual(('0', '1'), slurm_step.read_gpus({name: '0,1'}).visible)
-
-  def testJobGpusAloneInAStepMeanTheStepWasGivenNone(self):
-    gpus = slurm_step.read_gpus({'SLURM_JOB_GPUS': '0,1',
-                                 'SLURM_STEP_NODELIST': 'n1'})
-    self.assertEqual(((), True), (gpus.visible, gpus.withheld))
-
-  def testJobGpusBesideTheStepsOwnAreNotWithheld(self):
-    gpus = slurm_step.read_gpus({'SLURM_JOB_GPUS': '0,1',
-                                 'SLURM_STEP_GPUS': '1',
-                                 'SLURM_STEP_NODELIST': 'n1'})
-    self.assertEqual((('1',), False), (gpus.visible, gpus.withheld))
-
-  def testWithoutAnyGpuVariableNothingIsKnown(self):
-    self.assertIsNone(slurm_step.read_gpus({}).visible)
-
-  @parameterized.named_parameters(
-      ('_per_task', {'SLURMD_TRES_BIND': 'gpu:per_task:1'}),
-      ('_single', {'SLURMD_TRES_BIND': 'gpu:single:1'}),
-      ('_fewer_visible_than_on_node', {'SLURM_GPUS_ON_NODE': '4'}))
-  def testGpusBoundToTheTaskAreMarkedBound(self, more):
-    gpus = slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': '1', **more})
-    self.assertTrue(gpus.bound_per_task)
-
-  def testGpuBindClosestIsNotABindingPerTask(self):
-    gpus = slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': '0,1',
-                                 'SLURMD_TRES_BIND': 'gpu:closest'})
-    self.assertFalse(gpus.bound_per_task)
-
-  @parameterized.named_parameters(('_count', '5', 5), ('_typed', 'a100:4', 4),
-                                  ('_types', 'a100:2,v100:1', 3))
-  def testGpusTotalIsRead(self, value, expected):
-    self.assertEqual(expected,
-                     slurm_step.read_gpus({'SLURM_GPUS': value}).step_total)
-
-  @parameterized.named_parameters(('_repeated', '0,0'), ('_empty_item', '0,,1'))
-  def testMalformedListIsValueErrorNamingTheVariable(self, value):
-    with self.assertRaisesRegex(ValueError,
-                                r"CUDA_VISIBLE_DEVICES='%s'" % value):
-      slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': value})
-
-
-class GresTypesTest(parameterized.TestCase):
-  """`gres_types`: the GRES types a slurm.conf text lists."""
-
-  def testListsTheTypesInLowerCase(self):
-    self.assertEqual(('gpu', 'mps'), slurm_step.gres_types(
-        'ClusterName=lab\ngrestypes=GPU, mps  # the GPUs\n'))
-
-  def testCommentedOutLinesDoNotCount(self):
-    self.assertEqual((), slurm_step.gres_types('#GresTypes=gpu\n'))
-
-  def testTheLastSettingWins(self):
-    self.assertEqual(('shard',), slurm_step.gres_types(
-        'GresTypes=gpu\nGresTypes=shard\n'))
-
-  def testWithoutGresTypesThereAreNone(self):
-    self.assertEqual((), slurm_step.gres_types('NodeName=n1 Gres=gpu:4\n'))
-
-
-class PlanWithheldGpusTest(absltest.TestCase):
-  """`plan_gpus` where Slurm manages the node's GPUs and gave none."""
-
-  def step(self, **environ):
-    return slurm_step.read_step(
-        slurm_test_util.step_env('n1', '2', 'n1 n1', 1, **environ))
-
-  def testUnnamedGpusThatSlurmWithholdsGiveTheTaskNone(self):
-    withheld = slurm_step.SlurmGpus((), '/etc/slurm/slurm.conf',
-                                    withheld=True)
-    plan = slurm_step.plan_gpus(self.step(), None, None, lambda: withheld)
-    self.assertEqual(((), True), (plan.task_gpus, plan.slurm_gpus.withheld))
-
-  def testWithheldJobGpusAreNotCounted(self):
-    unnamed = mock.Mock(return_value=slurm_step.SlurmGpus(('0', '1')))
-    plan = slurm_step.plan_gpus(self.step(SLURM_JOB_GPUS='0,1'), None, None,
-                                unnamed)
-    self.assertEqual(((), True), (plan.task_gpus, plan.slurm_gpus.withheld))
-    unnamed.assert_not_called()
-
-  def testExplicitZeroGpusPerNodeIsNoneToo(self):
-    plan = slurm_step.plan_gpus(self.step(SLURM_JOB_GPUS='0,1'), 0, None,
-                                slurm_step.SlurmGpus)
-    self.assertEqual((), plan.task_gpus)
+  def testRepeatedIdIsValueErrorNamingTheVariable(self):
+    with self.assertRaisesRegex(ValueError, "CUDA_VISIBLE_DEVICES='0,0'"):
+      slurm_step.read_gpus({'CUDA_VISIBLE_DEVICES': '0,0'})
 
 
 if __name__ == '__main__':
-  absltest.main()
+  test.main()

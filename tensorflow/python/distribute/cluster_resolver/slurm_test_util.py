@@ -22,8 +22,6 @@ slurm_resolver_test_util adds the resolver's.
 
 import subprocess
 
-from tensorflow.python.distribute.cluster_resolver import slurm_step
-
 
 def step_env(nodelist, tasks_per_node, rank_hosts, rank, node_ids=None,
              **overrides):
@@ -297,9 +295,8 @@ def hydra_env(rank, local_rank, local_size, size=5, **more):
 
 def launch_places(launch):
   """(node name, local index) of every rank of a `tf_slurm.launchers.Launch`."""
-  return [(launch.nodes[node], local) for node, local in zip(
-      launch.rank_nodes,
-      slurm_step.local_indices(launch.rank_nodes, len(launch.nodes)))]
+  return [(launch.nodes[node], launch.rank_nodes[:rank].count(node))
+          for rank, node in enumerate(launch.rank_nodes)]
 
 
 def ports(addresses):

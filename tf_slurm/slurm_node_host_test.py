@@ -16,13 +16,16 @@
 
 from absl.testing import absltest
 
-from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
-from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
+from tf_slurm import resolver_test_util as slurm_resolver_test_util
+from tf_slurm.resolver import SlurmClusterResolver
 
 
 class NodeHostTest(slurm_resolver_test_util.ResolverTestCase):
-  """srun -N2 -n3 -m cyclic: ranks 0 and 2 on n1, rank 1 on n2."""
+  """srun -N2 -n3 -m cyclic: ranks 0 and 2 on n1 (tasks 0, 1), rank 1 on n2.
+
+  Rank 1 is task 2: the cluster lists the tasks node by node.
+  """
 
   def setUp(self):
     super().setUp()
@@ -31,14 +34,14 @@ class NodeHostTest(slurm_resolver_test_util.ResolverTestCase):
 
   def testFormatGivesEveryTaskTheMappedHostOfItsNode(self):
     self.assertEveryTask(
-        self.envs, {'worker': ['n1-ib:8888', 'n2-ib:8888', 'n1-ib:8889']},
+        self.envs, {'worker': ['n1-ib:8888', 'n1-ib:8889', 'n2-ib:8888']},
         node_host='{node}-ib')
 
   def testCallableGivesEveryTaskTheMappedHostOfItsNode(self):
     hosts = {'n1': '10.1.0.1', 'n2': '10.1.0.2'}
     self.assertEveryTask(
-        self.envs, {'worker': ['10.1.0.1:8888', '10.1.0.2:8888',
-                               '10.1.0.1:8889']},
+        self.envs, {'worker': ['10.1.0.1:8888', '10.1.0.1:8889',
+                               '10.1.0.2:8888']},
         node_host=hosts.get)
 
   def testDomainFormatGivesFullyQualifiedHosts(self):
@@ -46,13 +49,14 @@ class NodeHostTest(slurm_resolver_test_util.ResolverTestCase):
     resolver = SlurmClusterResolver(node_host='{node}.ib.example.org')
     self.assertEqual('grpc://n2.ib.example.org:8888', resolver.master())
 
-  def testLayoutIsCheckedOnTheNodeNamesNotTheHosts(self):
-    # Rank 1 runs on n2 whatever the hosts are called; read as another
-    # distribution the layout check fails as it would without node_host.
-    self.use_env(dict(self.envs[1], SLURM_DISTRIBUTION='plane=2'))
+  def testTaskIsCheckedAgainstItsNodeByNameNotByHost(self):
+    # Rank 1 says it runs on n3, which is not in the step: the error names
+    # the nodes, not the hosts.
+    self.use_env(slurm_test_util.step_env('n[1-2]', '2,1', 'n1 n2 n1', 1,
+                                          SLURMD_NODENAME='n3'))
     self.assertResolverFails(
-        RuntimeError, "SLURMD_NODENAME: Slurm says 'n2', derived 'n1'",
-        node_host='{node}-ib')
+        RuntimeError, r"SLURMD_NODENAME='n3' is not in the step node list "
+        r"\['n1', 'n2'\]", node_host='{node}-ib')
 
   def testFormatWithoutTheNodeIsValueErrorNamingTheArgument(self):
     self.use_env(self.envs[0])

@@ -14,8 +14,10 @@
 # ==============================================================================
 """SlurmClusterResolver in heterogeneous steps (`srun A : B`).
 
-Ranks are numbered component by component; with het_jobs each component is
-a job; GPUs are dealt within each component; ports are not reserved.
+Tasks are numbered node by node in SLURM_STEP_NODELIST order, as in every
+step, whatever the components' order; with het_jobs each component is a job,
+and the nodes are ordered by the job of their component (in list order within
+a job). GPUs are dealt within each component; ports are not reserved.
 """
 
 import os
@@ -24,9 +26,9 @@ import re
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
-from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
+from tf_slurm import resolver_test_util as slurm_resolver_test_util
+from tf_slurm.resolver import SlurmClusterResolver
 
 step_env = slurm_test_util.step_env
 step_envs = slurm_test_util.step_envs
@@ -35,7 +37,7 @@ het_later_node_env = slurm_test_util.het_later_node_env
 
 
 class HeterogeneousLayoutTest(slurm_resolver_test_util.ResolverTestCase):
-  """Without het_jobs, one worker job in rank order over the components."""
+  """Without het_jobs, one worker job numbered node by node."""
 
   @parameterized.named_parameters(
       ('_slurm_22_05',
@@ -46,14 +48,16 @@ class HeterogeneousLayoutTest(slurm_resolver_test_util.ResolverTestCase):
       ('_het_names_only',
        slurm_test_util.het_variables('het_group', 'n3', 'n1')),
   )
-  def testComponentZeroOnTheLaterSortedNodeHasTheFirstRanks(self, het):
+  def testComponentZeroOnTheLaterListedNodeIsNumberedLast(self, het):
     # srun -w n3 -n2 : -w n1 -n1: the step node list is sorted (n[1,3], tasks
-    # 1,2), but ranks 0-1 run on n3 (SLURM_NODEID 0) and rank 2 on n1.
+    # 1,2); ranks 0-1 run on n3 (SLURM_NODEID 0) and rank 2 on n1
+    # (SLURM_NODEID 1). Rank 2 is worker 0, ranks 0-1 workers 1-2.
     self.assertEveryTask(
         slurm_test_util.step_envs('n[1,3]', '1,2', 'n3 n3 n1',
                                   node_ids='n3 n1', SLURM_DISTRIBUTION='block',
                                   **het),
-        {'worker': ['n3:8888', 'n3:8889', 'n1:8888']})
+        {'worker': ['n1:8888', 'n3:8888', 'n3:8889']},
+        tasks=[('worker', 1), ('worker', 2), ('worker', 0)])
 
   def testCyclicComponentNumbersItsTasksNodeByNode(self):
     # srun -w n9 -n1 : -w n10,n11 -N2 -n4 -m cyclic, as Slurm ran it:
@@ -124,15 +128,15 @@ class StepsOfAHeterogeneousAllocationTest(
         {'worker': ['n10:8888', 'n10:8889', 'n10:8890', 'n11:8888']})
 
   @parameterized.named_parameters(*_ALLOCATION_SCHEMES)
-  def testCyclicComponentOneTaskIdsFollowTheRanks(self, scheme):
+  def testCyclicStepOfComponentOneIsNumberedNodeByNode(self, scheme):
     # srun --het-group=1 -n3 -m cyclic: ranks 0, 2 on n10 and 1 on n11
-    # (SLURM_GTIDS 0,2 and 1); the step's own distribution is cyclic, and
-    # every TF task id is the task's SLURM_PROCID.
+    # (SLURM_GTIDS 0,2 and 1): ranks 0, 2 are workers 0, 1; rank 1 worker 2.
     self.assertEveryTask(
         step_envs('n[10-11]', '2,1', 'n10 n11 n10',
                   SLURM_DISTRIBUTION='cyclic',
                   **_allocation(scheme, 'n9', 'n[10-11]')),
-        {'worker': ['n10:8888', 'n11:8888', 'n10:8889']})
+        {'worker': ['n10:8888', 'n10:8889', 'n11:8888']},
+        tasks=[('worker', 0), ('worker', 2), ('worker', 1)])
 
   def testBothComponentsAreAHeterogeneousStep(self):
     # srun --het-group=0,1: n9's rank 0, then component 1's ranks 1-4.
@@ -151,7 +155,7 @@ class StepsOfAHeterogeneousAllocationTest(
     # n11 (3 and 1 tasks) cyclically. Every task sees the last component's
     # SLURM_DISTRIBUTION (srun -n3 -m cyclic : -n3 gives component 0's
     # block tasks 'cyclic' too), so no task knows the other components'
-    # layouts: tasks are numbered node by node, as in any heterogeneous step.
+    # layouts: tasks are numbered node by node, as in any step.
     self.assertEveryTask(
         step_envs('n[9-11]', '1,3,1', 'n9 n10 n11 n10 n10',
                   SLURM_DISTRIBUTION='cyclic',
@@ -182,7 +186,7 @@ class HeterogeneousJobsTest(slurm_resolver_test_util.ResolverTestCase):
   """het_jobs: each component of `srun A : B` is a TensorFlow job."""
 
   @parameterized.named_parameters(*slurm_test_util.HET_SCHEMES)
-  def testEachComponentIsAJobIndexedInRankOrder(self, scheme):
+  def testEachComponentIsAJobNumberedNodeByNode(self, scheme):
     self.assertEveryTask(
         [het_gpu_env(rank, scheme) for rank in range(4)],
         {'ps': ['n1:8888'], 'worker': ['n2:8888', 'n2:8889', 'n3:8888']},
@@ -190,12 +194,22 @@ class HeterogeneousJobsTest(slurm_resolver_test_util.ResolverTestCase):
         het_jobs=['ps', 'worker'])
 
   @parameterized.named_parameters(*slurm_test_util.HET_SCHEMES)
-  def testComponentZeroOnTheLaterSortedNodeIsTheFirstJob(self, scheme):
+  def testComponentZeroOnTheLaterListedNodeIsTheFirstJob(self, scheme):
+    # ps (component 0, on n3) comes before worker (component 1, on n1).
     self.assertEveryTask(
         [het_later_node_env(rank, scheme) for rank in range(3)],
         {'ps': ['n3:8888', 'n3:8889'], 'worker': ['n1:8888']},
         tasks=[('ps', 0), ('ps', 1), ('worker', 0)],
         het_jobs=['ps', 'worker'])
+
+  def testEachComponentIsItsJobThoughTheJobNamesSortOtherwise(self):
+    # Component 0 (n1) is the worker, component 1 (n2, n3) the ps: the ps
+    # tasks are the ps job, node by node, though 'ps' sorts first.
+    self.assertEveryTask(
+        [het_gpu_env(rank) for rank in range(4)],
+        {'ps': ['n2:8888', 'n2:8889', 'n3:8888'], 'worker': ['n1:8888']},
+        tasks=[('worker', 0), ('ps', 0), ('ps', 1), ('ps', 2)],
+        het_jobs=['worker', 'ps'])
 
   def testJobsAgreeingWithTheComponentsAreAccepted(self):
     self.use_env(het_gpu_env(2))
@@ -244,13 +258,17 @@ class HeterogeneousJobsTest(slurm_resolver_test_util.ResolverTestCase):
 
   @parameterized.named_parameters(
       ('_components_in_node_order', het_gpu_env,
-       ['n1:8888', 'n2:8888', 'n2:8889', 'n3:8888']),
+       ['n1:8888', 'n2:8888', 'n2:8889', 'n3:8888'], [0, 1, 2, 3]),
+      # Ranks 0-1 on n3, rank 2 on n1.
       ('_component_zero_on_later_node', het_later_node_env,
-       ['n3:8888', 'n3:8889', 'n1:8888']),
+       ['n1:8888', 'n3:8888', 'n3:8889'], [1, 2, 0]),
   )
-  def testSameJobForTwoComponentsKeepsRankOrder(self, make_env, spec):
+  def testSameJobForTwoComponentsKeepsTheNodeListOrder(self, make_env, spec,
+                                                       indices):
     self.assertEveryTask([make_env(rank) for rank in range(len(spec))],
-                         {'worker': spec}, het_jobs=['worker', 'worker'])
+                         {'worker': spec},
+                         tasks=[('worker', index) for index in indices],
+                         het_jobs=['worker', 'worker'])
 
   @parameterized.named_parameters(
       ('_first_slurm_22_05', 'slurm_22_05', 'SLURM_JOB_NODELIST_PACK_GROUP_0',

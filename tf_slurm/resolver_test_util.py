@@ -19,9 +19,19 @@ from unittest import mock
 
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tensorflow.python.distribute.cluster_resolver.slurm_hostlist import expand_hostlist
+from tensorflow.python.distribute.cluster_resolver.slurm_hostlist import expand_tasks_per_node
+from tf_slurm import resolver
+from tf_slurm import util
+
+
+def node_major_index(env):
+  """A task's index node by node: tasks on earlier listed nodes + local id."""
+  nodes = expand_hostlist(env['SLURM_STEP_NODELIST'])
+  counts = expand_tasks_per_node(env['SLURM_STEP_TASKS_PER_NODE'])
+  node = nodes.index(env['SLURMD_NODENAME'])
+  return sum(counts[:node]) + int(env['SLURM_LOCALID'])
 
 
 class ResolverTestCase(parameterized.TestCase):
@@ -31,22 +41,21 @@ class ResolverTestCase(parameterized.TestCase):
   Slurm and GPU variables of the shell that runs the tests play no part.
 
   Attributes:
-    resolver_class: The class the helpers construct; a subclass of the core's
-      (a companion's) is tested by setting it.
+    resolver_class: The class the helpers construct: the companion's.
   """
 
-  resolver_class = slurm_cluster_resolver.SlurmClusterResolver
+  resolver_class = resolver.SlurmClusterResolver
 
   def setUp(self):
     super().setUp()
     self.run = self.enter_context(
-        mock.patch.object(slurm_hostlist, 'run_command',
+        mock.patch.object(util, 'run_command',
                           side_effect=slurm_test_util.fake_run_command()))
     # Whatever a test does to os.environ is undone after it.
     self.enter_context(mock.patch.dict(os.environ))
     # Nor is this machine's slurm.conf read where SLURM_CONF is unset.
     self.enter_context(mock.patch.object(
-        slurm_hostlist, '_SLURM_CONF_PATHS',
+        util, '_SLURM_CONF_PATHS',
         (os.path.join(self.create_tempdir().full_path, 'no-slurm.conf'),)))
 
   def use_slurm_conf(self, text):
@@ -85,13 +94,14 @@ class ResolverTestCase(parameterized.TestCase):
       envs: The environment of each task, in rank order.
       spec: If given, the cluster spec (as a dict) that every task resolves;
         then each task's job:index (`tasks`) and master() are checked too.
-      tasks: The (job, index) of each rank; by default ('worker', rank).
+      tasks: The (job, index) of each rank; by default ('worker', i), where
+        i is the rank's index node by node (`node_major_index`).
       gpus: If given, the CUDA_VISIBLE_DEVICES each rank ends with (None: not
         set), and so as many GPUs in num_accelerators().
       **kwargs: The arguments of SlurmClusterResolver.
     """
     if tasks is None:
-      tasks = [('worker', rank) for rank in range(len(envs))]
+      tasks = [('worker', node_major_index(env)) for env in envs]
     self.assertLen(tasks, len(envs))
     for rank, env in enumerate(envs):
       with self.subTest(rank=rank):

@@ -15,8 +15,10 @@
 """SlurmClusterResolver's API: the cluster spec, jobs, master and task info.
 
 Which node each rank runs on is slurm_step_test's; here, what the resolver
-makes of it: every task's address (its node, 8888 + its index on the node)
-and its job:index.
+makes of it. Tasks are numbered node by node in every layout: a task's
+index is the number of the step's tasks on the nodes listed before its own
+in SLURM_STEP_NODELIST, plus its SLURM_LOCALID; its address is its node and
+8888 + its SLURM_LOCALID.
 """
 
 import dataclasses
@@ -26,62 +28,88 @@ from unittest import mock
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
-from tensorflow.python.distribute.cluster_resolver import slurm_step
+from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver as core_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
-from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
 from tensorflow.python.training import server_lib
 from tensorflow.python.util import tf_export
+from tf_slurm import resolution
+from tf_slurm import resolver_test_util as slurm_resolver_test_util
+from tf_slurm import slurm_step
+from tf_slurm.resolver import SlurmClusterResolver
 
 step_env = slurm_test_util.step_env
 step_envs = slurm_test_util.step_envs
 
 
+def _one_task_batch_env():
+  """The batch script of `sbatch -n1 --gres=gpu:2`: a job of one task on n1.
+
+  BATCH_ENV (recorded on Slurm 22.05) with the counts of a job of one task.
+  """
+  env = dict(slurm_test_util.BATCH_ENV, SLURM_JOB_NODELIST='n1',
+             SLURM_NODELIST='n1', SLURM_NNODES='1', SLURM_NTASKS='1',
+             SLURM_NPROCS='1', SLURM_TASKS_PER_NODE='1',
+             SLURM_JOB_CPUS_PER_NODE='1')
+  del env['SLURM_NTASKS_PER_NODE']
+  return env
+
+
 class TaskAddressTest(slurm_resolver_test_util.ResolverTestCase):
-  """A task's address is its node and 8888 + its index on the node."""
+  """The cluster lists the tasks node by node, whatever Slurm's layout.
+
+  Each node's tasks get 8888, 8889, ... by SLURM_LOCALID; every task finds
+  itself at its own node's address (`assertEveryTask`).
+  """
 
   @parameterized.named_parameters(
-      ('_block', 'block', '4,1', 'n1 n1 n1 n1 n2',
-       ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888']),
-      ('_block_cyclic_is_block_across_nodes', 'block:cyclic', '4,1',
-       'n1 n1 n1 n1 n2',
-       ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888']),
-      # srun -n5 -N2 -m cyclic (as recorded on Slurm 22.05).
-      ('_cyclic', 'cyclic', '4,1', 'n1 n2 n1 n1 n1',
-       ['n1:8888', 'n2:8888', 'n1:8889', 'n1:8890', 'n1:8891']),
-      ('_cyclic_block_is_cyclic_across_nodes', 'cyclic:block', '4,1',
-       'n1 n2 n1 n1 n1',
-       ['n1:8888', 'n2:8888', 'n1:8889', 'n1:8890', 'n1:8891']),
-      ('_cyclic_three_levels', 'cyclic:cyclic:fcyclic', '2(x2)', 'n1 n2 n1 n2',
-       ['n1:8888', 'n2:8888', 'n1:8889', 'n2:8889']),
+      ('_block', 'block', 'n1 n1 n1 n1 n2', [0, 1, 2, 3, 4]),
+      ('_block_cyclic_is_block_across_nodes', 'block:cyclic',
+       'n1 n1 n1 n1 n2', [0, 1, 2, 3, 4]),
+      # srun -n5 -N2 -m cyclic (as recorded on Slurm 22.05): ranks 0, 2, 3, 4
+      # on n1, rank 1 on n2.
+      ('_cyclic', 'cyclic', 'n1 n2 n1 n1 n1', [0, 4, 1, 2, 3]),
+      ('_cyclic_block_is_cyclic_across_nodes', 'cyclic:block',
+       'n1 n2 n1 n1 n1', [0, 4, 1, 2, 3]),
   )
-  def testEveryTaskGetsTheAddressOfItsPlace(self, distribution, tasks,
-                                            rank_hosts, spec):
+  def testEveryLayoutListsTheTasksNodeByNode(self, distribution, rank_hosts,
+                                             indices):
+    # srun -n5 -N2: 4 tasks on n1, 1 on n2. `indices`: each rank's task.
     self.assertEveryTask(
-        step_envs('n[1-2]', tasks, rank_hosts,
-                  SLURM_DISTRIBUTION=distribution), {'worker': spec})
+        step_envs('n[1-2]', '4,1', rank_hosts,
+                  SLURM_DISTRIBUTION=distribution),
+        {'worker': ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888']},
+        tasks=[('worker', index) for index in indices])
 
-  def testPlaneStepGivesPortsInRankOrderOnEachNode(self):
-    # srun -n6 -N2 -m plane=2 (as recorded on Slurm 22.05).
+  def testCyclicStepOfTwoTasksPerNodeListsTheTasksNodeByNode(self):
+    # srun -n4 -N2 -m cyclic:cyclic:fcyclic: ranks 0, 2 on n1, 1, 3 on n2.
+    self.assertEveryTask(
+        step_envs('n[1-2]', '2(x2)', 'n1 n2 n1 n2',
+                  SLURM_DISTRIBUTION='cyclic:cyclic:fcyclic'),
+        {'worker': ['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889']},
+        tasks=[('worker', 0), ('worker', 2), ('worker', 1), ('worker', 3)])
+
+  def testPlaneStepListsTheTasksNodeByNode(self):
+    # srun -n6 -N2 -m plane=2 (as recorded on Slurm 22.05): ranks 0, 1, 4, 5
+    # on n1, ranks 2, 3 on n2.
     self.assertEveryTask(
         step_envs('n[1-2]', '4,2', 'n1 n1 n2 n2 n1 n1',
                   SLURM_DISTRIBUTION='plane', SLURM_DIST_PLANESIZE='2'),
-        {'worker': ['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889', 'n1:8890',
-                    'n1:8891']})
+        {'worker': ['n1:8888', 'n1:8889', 'n1:8890', 'n1:8891', 'n2:8888',
+                    'n2:8889']},
+        tasks=[('worker', 0), ('worker', 1), ('worker', 4), ('worker', 5),
+               ('worker', 2), ('worker', 3)])
 
-  @parameterized.named_parameters(
-      ('_one_host_a_line', 'n2\nn1\nn2\nn1\nn1\n'),
-      ('_hostlists_and_comments', '# ranks 0-3\nn2,n1 n[2,1]\nn1  # rank 4\n'),
-  )
-  def testArbitraryStepGivesTheHostfilesHostToEachRank(self, content):
-    # SLURM_HOSTFILE=<n2,n1,n2,n1,n1> srun -n5 -m arbitrary
-    # (as recorded on Slurm 22.05).
-    hostfile = self.create_tempfile(content=content).full_path
+  def testArbitraryStepListsTheTasksNodeByNode(self):
+    # SLURM_HOSTFILE=<n2,n1,n2,n1,n1> srun -n5 -m arbitrary (as recorded on
+    # Slurm 22.05): ranks 1, 3, 4 on n1, ranks 0, 2 on n2. The hostfile is
+    # not read (here it no longer exists): every task finds its own node.
+    hostfile = os.path.join(self.create_tempdir().full_path, 'removed')
     self.assertEveryTask(
         step_envs('n[1-2]', '3,2', 'n2 n1 n2 n1 n1', node_ids='n1 n2',
                   SLURM_DISTRIBUTION='arbitrary', SLURM_HOSTFILE=hostfile),
-        {'worker': ['n2:8888', 'n1:8888', 'n2:8889', 'n1:8889', 'n1:8890']})
+        {'worker': ['n1:8888', 'n1:8889', 'n1:8890', 'n2:8888', 'n2:8889']},
+        tasks=[('worker', 3), ('worker', 0), ('worker', 4), ('worker', 1),
+               ('worker', 2)])
 
   def testStepSmallerThanItsJobHasTheStepsTasksOnly(self):
     # srun -N1 -n1 inside sbatch -N2 --ntasks-per-node=2
@@ -92,19 +120,37 @@ class TaskAddressTest(slurm_resolver_test_util.ResolverTestCase):
                  SLURM_JOB_CPUS_PER_NODE='2(x2)'))
     self.assertWorkers(['n1:8888'], SlurmClusterResolver())
 
-  def testBatchScriptIsWorkerZeroOfTheJobWithItsShareOfTheGpus(self):
-    self.use_env(slurm_test_util.BATCH_ENV)
+  def testBatchScriptOfAOneTaskJobIsItsOnlyWorkerWithTheJobsGpus(self):
+    self.use_env(_one_task_batch_env())
     resolver = SlurmClusterResolver()
-    self.assertWorkers(['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889'], resolver)
+    self.assertWorkers(['n1:8888'], resolver)
     self.assertEqual(('worker', 0), resolver.get_task_info())
-    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
-    self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 2}, resolver.num_accelerators())
+    self.assertEqual('0,1', os.environ['CUDA_VISIBLE_DEVICES'])
 
   def testPortBaseAtTheTopOfTheRangeIsAllowed(self):
     self.use_env(step_env('n1', '2', 'n1 n1', 1))
     resolver = SlurmClusterResolver(port_base=65534)
     self.assertWorkers(['n1:65534', 'n1:65535'], resolver)
 
+
+  def testSubclassRenamingTheHostsGivesEveryTaskItsRenamedAddress(self):
+
+    class Resolver(SlurmClusterResolver):
+      """Puts the interconnect's host names in the addresses."""
+
+      def _resolve_hostlist(self):
+        return [node + '-ib' for node in super()._resolve_hostlist()]
+
+    for env in step_envs('n[1-2]', '4,1', 'n1 n2 n1 n1 n1'):
+      with self.subTest(rank=env['SLURM_PROCID']):
+        self.use_env(env)
+        resolver = Resolver(auto_set_gpu=False)
+        self.assertEqual({'worker': ['n1-ib:8888', 'n1-ib:8889', 'n1-ib:8890',
+                                     'n1-ib:8891', 'n2-ib:8888']},
+                         resolver.cluster_spec().as_dict())
+        self.assertStartsWith(resolver.master(),
+                              'grpc://%s-ib:' % env['SLURMD_NODENAME'])
 
 class JobsTest(slurm_resolver_test_util.ResolverTestCase):
   """`jobs` splits the ranks, in order, over the jobs sorted by name."""
@@ -165,13 +211,14 @@ class JobsTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertWorkers(['a:8888', 'a:8889', 'b:8888'], resolver)
     self.assertEqual(('worker', 2), resolver.get_task_info())
 
-  def testTasksPerNodePassedAreLaidOutAsSlurmLaidOutTheStep(self):
-    self.use_env(step_env('n[1-2]', '2(x2)', 'n1 n2 n1 n2', 0,
-                          SLURM_DISTRIBUTION='cyclic'))
-    resolver = SlurmClusterResolver(tasks_per_node={'n1': 2, 'n2': 2},
-                                    gpus_per_node=0)
-    self.assertWorkers(['n1:8888', 'n2:8888', 'n1:8889', 'n2:8889'],
-                       resolver)
+  def testTasksPerNodePassedKeepTheTasksNodeByNode(self):
+    # srun -n4 -N2 -m cyclic: ranks 0, 2 on n1, ranks 1, 3 on n2.
+    self.assertEveryTask(
+        step_envs('n[1-2]', '2(x2)', 'n1 n2 n1 n2',
+                  SLURM_DISTRIBUTION='cyclic'),
+        {'worker': ['n1:8888', 'n1:8889', 'n2:8888', 'n2:8889']},
+        tasks=[('worker', 0), ('worker', 2), ('worker', 1), ('worker', 3)],
+        tasks_per_node={'n1': 2, 'n2': 2}, gpus_per_node=0)
 
   @parameterized.named_parameters(('_more', {'worker': 4}, 4),
                                   ('_fewer', {'ps': 1, 'worker': 1}, 2))
@@ -244,14 +291,10 @@ class MasterTest(slurm_resolver_test_util.ResolverTestCase):
       ('_unknown_job', {'task_type': 'ps'}, r"No such job in cluster: 'ps'"),
       ('_task_past_the_job', {'task_id': 4},
        r"No task with index 4 in job 'worker'"),
-      ('_task_type_not_a_string', {'task_type': ['worker']},
-       r"task_type=\['worker'\]: expected a string"),
       ('_task_id_negative', {'task_id': -1},
        r"No task with index -1 in job 'worker'"),
       ('_task_id_string', {'task_id': '1'},
        r"No task with index '1' in job 'worker'"),
-      ('_rpc_layer_not_a_string', {'rpc_layer': 1},
-       r'rpc_layer=1: expected a string'),
   )
   def testBadMasterArgumentIsValueErrorNamingIt(self, kwargs, regex):
     resolver = SlurmClusterResolver(auto_set_gpu=False)
@@ -279,40 +322,43 @@ class ResolverApiTest(slurm_resolver_test_util.ResolverTestCase):
         (resolver._resolve_own_rank(), resolver._resolve_num_tasks(),
          resolver._resolve_hostlist(), resolver._resolve_task_configuration()))
 
-  def testOverridingAResolveMethodDoesNotChangeTheCluster(self):
+  def testSubclassOfTheCoreGetsTheClusterItsHooksDescribe(self):
 
-    class OtherHosts(SlurmClusterResolver):
+    class OtherLaunch(core_resolver.SlurmClusterResolver):
+      """Task 2 of a launch of one task on a1 and two on a2."""
+
+      def _resolve_own_rank(self):
+        return 2
+
+      def _resolve_num_tasks(self):
+        return 3
 
       def _resolve_hostlist(self):
         return ['a1', 'a2']
 
-    self.use_env(step_env('n[1-2]', '1(x2)', 'n1 n2', 0))
-    self.assertEqual({'worker': ['n1:8888', 'n2:8888']},
-                     OtherHosts(auto_set_gpu=False).cluster_spec().as_dict())
-
-  def testSubclassMayReadTheStepOfAnotherLaunch(self):
-
-    class OtherLaunch(SlurmClusterResolver):
-
-      def _read_step(self, environ, tasks_per_node):
-        del environ, tasks_per_node  # Not Slurm's step: a launch of its own.
-        return slurm_step.SlurmStep(nodes=('a1', 'a2'), tasks_per_node=(1, 2),
-                                    rank_nodes=(0, 1, 1), task_index=2,
-                                    launcher='mpirun')
+      def _resolve_task_configuration(self):
+        return {'a1': 1, 'a2': 2}
 
     self.use_env({'CUDA_VISIBLE_DEVICES': ''})
     resolver = OtherLaunch()
     self.assertWorkers(['a1:8888', 'a2:8888', 'a2:8889'], resolver)
     self.assertEqual(('worker', 2), resolver.get_task_info())
+    self.assertEqual('grpc://a2:8889', resolver.master())
 
   def testEnvironmentIsEmpty(self):
     self.use_env(step_env('n1', '1', 'n1', 0))
     self.assertEqual('', SlurmClusterResolver().environment)
 
-  def testExportedAsTfDistributeClusterResolver(self):
+  def testCoresClassIsExportedAsTfDistributeClusterResolver(self):
+    # The companion's class, its subclass, takes the name over pip
+    # TensorFlow through the overlay (tests/overlay_test.py).
     self.assertEqual('distribute.cluster_resolver.SlurmClusterResolver',
                      tf_export.get_canonical_name_for_symbol(
-                         SlurmClusterResolver))
+                         core_resolver.SlurmClusterResolver))
+
+  def testIsASubclassOfTheCoresClass(self):
+    self.assertTrue(issubclass(SlurmClusterResolver,
+                               core_resolver.SlurmClusterResolver))
 
   @parameterized.named_parameters(
       ('_one_task_per_node', 'n[1-3]', '1(x3)', 'n1 n2 n3', {}, {}),
@@ -337,30 +383,28 @@ class ResolverApiTest(slurm_resolver_test_util.ResolverTestCase):
 
 
 class ResolveTest(slurm_resolver_test_util.ResolverTestCase):
-  """resolve(): a step to its cluster, this task's role and its GPUs."""
+  """resolution.resolve(): a step to its cluster, this task's role and GPUs."""
 
   def setUp(self):
     super().setUp()
-    # Rank 2 of a cyclic step of 2 and 1 tasks on n9 and n10, whose node has
-    # GPUs 0 and 1.
+    # Task 1, the second of n9's two tasks, of a step of 2 and 1 tasks on n9
+    # and n10; n9 has GPUs 0 and 1.
     self.step = slurm_step.SlurmStep(
-        nodes=('n9', 'n10'), tasks_per_node=(2, 1), rank_nodes=(0, 1, 0),
-        task_index=2, gpus=slurm_step.SlurmGpus(visible=('0', '1')))
+        nodes=('n9', 'n10'), tasks_per_node=(2, 1), rank_nodes=(0, 0, 1),
+        task_index=1, gpus=slurm_step.SlurmGpus(visible=('0', '1')))
     self.unnamed_gpus = mock.Mock(return_value=slurm_step.SlurmGpus())
 
   def resolve(self, step=None, jobs=None):
-    return slurm_cluster_resolver.resolve(step or self.step, jobs, 8888, None,
-                                          None, self.unnamed_gpus)
+    return resolution.resolve(step or self.step, jobs, 8888, None, None,
+                              self.unnamed_gpus)
 
   def testStepIsMappedToTheClusterThisTasksRoleAndGpus(self):
-    resolution = self.resolve(jobs={'ps': 1, 'worker': 2})
-    self.assertEqual((('ps', ('n9:8888',)), ('worker', ('n10:8888',
-                                                         'n9:8889'))),
-                     resolution.cluster)
-    self.assertEqual(('worker', 1),
-                     (resolution.task_type, resolution.task_id))
-    self.assertEqual(('n9:8888', 'n10:8888', 'n9:8889'), resolution.addresses)
-    self.assertEqual(('1',), resolution.gpus.task_gpus)
+    resolved = self.resolve(jobs={'ps': 1, 'worker': 2})
+    self.assertEqual((('ps', ('n9:8888',)),
+                      ('worker', ('n9:8889', 'n10:8888'))), resolved.cluster)
+    self.assertEqual(('worker', 0), (resolved.task_type, resolved.task_id))
+    self.assertEqual(('n9:8888', 'n9:8889', 'n10:8888'), resolved.addresses)
+    self.assertEqual(('1',), resolved.gpus.task_gpus)
 
   def testEnvironmentIsNeitherReadNorChanged(self):
     self.use_env({})
@@ -378,9 +422,9 @@ class ResolveTest(slurm_resolver_test_util.ResolverTestCase):
     self.unnamed_gpus.assert_called_once_with()
 
   def testResolutionIsFrozen(self):
-    resolution = self.resolve()
+    resolved = self.resolve()
     with self.assertRaises(dataclasses.FrozenInstanceError):
-      resolution.task_id = 0
+      resolved.task_id = 0
 
 
 if __name__ == '__main__':

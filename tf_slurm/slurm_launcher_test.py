@@ -16,7 +16,7 @@
 
 from absl.testing import absltest
 
-from tensorflow.python.distribute.cluster_resolver import slurm_launcher
+from tf_slurm import slurm_launcher
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 
 # Ranks of launches in `sbatch -N3 -n5`.

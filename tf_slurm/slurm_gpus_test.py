@@ -22,15 +22,14 @@ where k = G // T: G GPUs per node, T tasks on the busiest node of the step
 """
 
 import os
-from unittest import mock
 
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
-from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
+from tf_slurm import resolver as tf_slurm_resolver
+from tf_slurm import resolver_test_util as slurm_resolver_test_util
+from tf_slurm.resolver import SlurmClusterResolver
 
 step_env = slurm_test_util.step_env
 step_envs = slurm_test_util.step_envs
@@ -70,21 +69,6 @@ class BoundGpusTest(slurm_resolver_test_util.ResolverTestCase):
                      SLURM_GPUS_ON_NODE='2')
     self.assertResolverFails(RuntimeError, r'Requested 2 GPUs per task .* 1',
                              gpus_per_task=2)
-
-  def testResolverInLauncherDoesNotChangeGpusOfTheStepItStarts(self):
-    # A batch script resolves itself (CUDA_VISIBLE_DEVICES 0,1 -> 0), then
-    # runs `srun --gpus-per-task=1`, which passes its environment on and
-    # binds GPU 1 to the second task on n1 (setting both of its lists).
-    self.use_env(slurm_test_util.BATCH_ENV)
-    SlurmClusterResolver()
-    task = step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 1,
-                    CUDA_VISIBLE_DEVICES='1', GPU_DEVICE_ORDINAL='1',
-                    SLURM_STEP_GPUS='1',
-                    SLURM_GPUS_ON_NODE='2', SLURMD_TRES_BIND='gpu:per_task:1')
-    self.use_env(dict(os.environ, **task))
-    resolver = SlurmClusterResolver()
-    self.assertEqual('1', os.environ['CUDA_VISIBLE_DEVICES'])
-    self.assertEqual({'GPU': 1}, resolver.num_accelerators())
 
 
 class NodeGpuDealingTest(slurm_resolver_test_util.ResolverTestCase):
@@ -163,10 +147,8 @@ class NodeGpuDealingTest(slurm_resolver_test_util.ResolverTestCase):
   def testGpusTotalSpreadEvenlyIsNotWarned(self):
     self.use_env(step_env('n[1-2]', '2(x2)', 'n1 n1 n2 n2', 0,
                           CUDA_VISIBLE_DEVICES='0,1', SLURM_GPUS='a100:4'))
-    with mock.patch.object(slurm_cluster_resolver.logging,
-                           'warning') as warning:
+    with self.assertNoLogs(level='WARNING'):
       SlurmClusterResolver()
-    warning.assert_not_called()
 
   def testMalformedGpusTotalIsValueErrorNamingIt(self):
     self.use_env(step_env('n1', '1', 'n1', 0, CUDA_VISIBLE_DEVICES='0',
@@ -329,11 +311,11 @@ class GpuCountTest(slurm_resolver_test_util.ResolverTestCase):
                                   ('_no_dev_files', 'NoDevFiles', 0))
   def testGetNumGpusCountsCudaVisibleDevices(self, cvd, expected):
     self.use_env({'CUDA_VISIBLE_DEVICES': cvd})
-    self.assertEqual(expected, slurm_cluster_resolver.get_num_gpus())
+    self.assertEqual(expected, tf_slurm_resolver.get_num_gpus())
 
   def testGetNumGpusWithoutNvidiaSmiIsZero(self):
     self.use_env({})
-    self.assertEqual(0, slurm_cluster_resolver.get_num_gpus())
+    self.assertEqual(0, tf_slurm_resolver.get_num_gpus())
 
 
 class WithheldGpuTest(slurm_resolver_test_util.ResolverTestCase):
@@ -371,13 +353,17 @@ class WithheldGpuTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertResolverFails(RuntimeError, r'> 0 GPUs per node',
                              gpus_per_task=1)
 
-  def testJobGpusInTheBatchScriptAreItsOwn(self):
-    env = dict(slurm_test_util.BATCH_ENV)
-    del env['CUDA_VISIBLE_DEVICES']
+  def testJobGpusInTheBatchScriptOfAOneTaskJobAreItsOwn(self):
+    # sbatch -n1 --gres=gpu:2: the batch script is the job's one task.
+    env = dict(slurm_test_util.BATCH_ENV, SLURM_JOB_NODELIST='n1',
+               SLURM_NODELIST='n1', SLURM_NNODES='1', SLURM_NTASKS='1',
+               SLURM_NPROCS='1', SLURM_TASKS_PER_NODE='1',
+               SLURM_JOB_CPUS_PER_NODE='1')
+    del env['CUDA_VISIBLE_DEVICES'], env['SLURM_NTASKS_PER_NODE']
     self.use_env(env)
-    SlurmClusterResolver()
-    # Rank 0 of the job's 2 tasks on n1 takes the first of the node's GPUs.
-    self.assertEqual('0', os.environ['CUDA_VISIBLE_DEVICES'])
+    resolver = SlurmClusterResolver()
+    self.assertEqual('0,1', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 2}, resolver.num_accelerators())
 
   def testWhereSlurmConfListsGpuAStepWithoutGpuVariablesGetsNone(self):
     conf = self.use_slurm_conf('ClusterName=lab\nGresTypes=gpu\n')
@@ -410,7 +396,7 @@ class WithheldGpuTest(slurm_resolver_test_util.ResolverTestCase):
 
   def testGetNumGpusWhereSlurmConfListsGpuIsZero(self):
     self.use_env({'SLURM_CONF': self.use_slurm_conf('GresTypes=gpu\n')})
-    self.assertEqual(0, slurm_cluster_resolver.get_num_gpus())
+    self.assertEqual(0, tf_slurm_resolver.get_num_gpus())
     self.run.assert_not_called()
 
 
@@ -610,13 +596,25 @@ class GpuEnvironmentTest(slurm_resolver_test_util.ResolverTestCase):
     self.assertEqual({'GPU': 1}, resolver.num_accelerators())
 
   def testResolverWritesNoVariableButCudaVisibleDevices(self):
-    self.use_env(step_env('n1', '2', 'n1 n1', 1, CUDA_VISIBLE_DEVICES='4,5'))
+    # Slurm's GPU_DEVICE_ORDINAL, the copy it makes of CUDA_VISIBLE_DEVICES,
+    # stays as Slurm wrote it.
+    self.use_env(step_env('n1', '2', 'n1 n1', 1, CUDA_VISIBLE_DEVICES='4,5',
+                          GPU_DEVICE_ORDINAL='4,5'))
     before = dict(os.environ)
     SlurmClusterResolver()
     del before['CUDA_VISIBLE_DEVICES']
     after = dict(os.environ)
     self.assertEqual('5', after.pop('CUDA_VISIBLE_DEVICES'))
     self.assertEqual(before, after)
+
+  def testGpuDeviceOrdinalIsNotRead(self):
+    # A GPU_DEVICE_ORDINAL that lists fewer GPUs than CUDA_VISIBLE_DEVICES
+    # narrows nothing: the node's four GPUs are dealt to its two tasks.
+    self.use_env(step_env('n1', '2', 'n1 n1', 1, CUDA_VISIBLE_DEVICES='0,1,2,3',
+                          SLURM_STEP_GPUS='0,1,2,3', GPU_DEVICE_ORDINAL='0'))
+    resolver = SlurmClusterResolver()
+    self.assertEqual('2,3', os.environ['CUDA_VISIBLE_DEVICES'])
+    self.assertEqual({'GPU': 2}, resolver.num_accelerators())
 
   def testWithoutAutoSetGpuTheEnvironmentIsUnchanged(self):
     self.use_gpu_env('4,5,6,7', SLURM_GPUS_ON_NODE='4')

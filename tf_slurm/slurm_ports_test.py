@@ -15,7 +15,8 @@
 """The ports of SlurmClusterResolver's tasks: port_base.
 
 A number (8888 by default): a task's port is port_base + its index on its
-node. 'reserved': the reserved port of that index (`srun --resv-ports`).
+node (SLURM_LOCALID), and the cluster lists the tasks node by node.
+'reserved': the reserved port of that index (`srun --resv-ports`).
 'derived': a base in 20000..32767 derived from the job and step ids.
 Heterogeneous steps: slurm_het_test.
 """
@@ -25,11 +26,9 @@ import re
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
-from tensorflow.python.distribute.cluster_resolver import slurm_step
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
-from tensorflow.python.distribute.cluster_resolver.slurm_cluster_resolver import SlurmClusterResolver
+from tf_slurm import resolver_test_util as slurm_resolver_test_util
+from tf_slurm.resolver import SlurmClusterResolver
 
 step_env = slurm_test_util.step_env
 step_envs = slurm_test_util.step_envs
@@ -45,9 +44,10 @@ class PortTest(slurm_resolver_test_util.ResolverTestCase):
        'n1 n1 n1 n2', {}, ['n1:12000', 'n1:12001', 'n1:12005', 'n2:12000']),
       ('_more_than_needed', '12000-12009', 'n1', '2', 'n1 n1', {},
        ['n1:12000', 'n1:12001']),
+      # srun -n5 -N2 -m cyclic: rank 1 alone on n2 is task 4.
       ('_cyclic', '12000-12003', 'n[1-2]', '4,1', 'n1 n2 n1 n1 n1',
        {'SLURM_DISTRIBUTION': 'cyclic'},
-       ['n1:12000', 'n2:12000', 'n1:12001', 'n1:12002', 'n1:12003']),
+       ['n1:12000', 'n1:12001', 'n1:12002', 'n1:12003', 'n2:12000']),
   )
   def testReservedPortOfATaskIsItsIndexOnItsNode(self, reserved, nodelist,
                                                  tasks_per_node, rank_hosts,
@@ -63,17 +63,14 @@ class PortTest(slurm_resolver_test_util.ResolverTestCase):
         RuntimeError, r'SLURM_STEP_RESV_PORTS.*srun --resv-ports',
         port_base='reserved')
 
-  def testReservedForTheRanksOfAnMpiLauncherIsValueErrorNamingIt(self):
-    # A reader of mpirun's launches (`_read_step`) gives the ranks' step; the
-    # reserved ports there are those of the launcher's daemon step.
-    step = slurm_step.SlurmStep(nodes=('n1', 'n2'), tasks_per_node=(2, 2),
-                                rank_nodes=(0, 0, 1, 1), task_index=0,
-                                reserved_ports=(12000, 12001),
-                                launcher='mpirun')
-    with self.assertRaisesRegex(
-        ValueError, r"port_base='reserved' under mpirun: .*srun --resv-ports"):
-      slurm_cluster_resolver.resolve(step, None, 'reserved', 0, None,
-                                     slurm_step.SlurmGpus)
+  def testReservedUnderMpirunIsValueErrorSayingToUseSrunResvPorts(self):
+    # Rank 3 of mpirun -n5 in sbatch -N3 -n5: SLURM_STEP_RESV_PORTS there
+    # are the ports of the daemon step mpirun started, not of the ranks.
+    self.use_env(slurm_test_util.ompi_env(
+        3, 0, 1, 'n10', SLURM_STEP_RESV_PORTS='12000-12001'))
+    self.assertResolverFails(
+        ValueError, r"port_base='reserved' under mpirun \(Open MPI 4\): "
+        r'.*srun --resv-ports', port_base='reserved')
 
   @parameterized.named_parameters(('_on_the_busiest_node', 1, '12000'),
                                   ('_on_another_node', 3, '12000-12001'))

@@ -22,7 +22,7 @@ was (CUDA_VISIBLE_DEVICES included).
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
+from tf_slurm import resolver_test_util as slurm_resolver_test_util
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 
 
@@ -77,48 +77,24 @@ class BadInputTest(slurm_resolver_test_util.ResolverTestCase):
           'SLURM_STEP_TASKS_PER_NODE': '1,1,2'
       }, ValueError,
        r"SLURM_STEP_NODELIST='n\[1-2\],n1' names node 'n1' twice"),
-      ('_nodelist_missing', {'SLURM_STEP_NODELIST': None}, RuntimeError,
-       r'SLURM_STEP_NODELIST is not set'),
+      ('_nodelist_missing', {
+          'SLURM_STEP_NODELIST': None,
+          'SLURM_JOB_ID': None
+      }, RuntimeError, r'SLURM_STEP_NODELIST is not set'),
+      # In a job of several tasks, a process without it is outside any step.
+      ('_nodelist_missing_in_a_job', {'SLURM_STEP_NODELIST': None},
+       RuntimeError, r'This process runs in Slurm job 42 outside an srun step '
+       r'\(in its batch script or salloc shell: SLURM_STEP_NODELIST is not '
+       r'set\), and the job has 4 tasks \(SLURM_NTASKS=4\): start the program '
+       r'with srun'),
       ('_num_tasks_not_a_number', {'SLURM_STEP_NUM_TASKS': 'four'}, ValueError,
        r"SLURM_STEP_NUM_TASKS='four'"),
-      ('_distribution_unknown', {'SLURM_DISTRIBUTION': 'spread'}, ValueError,
-       r"SLURM_DISTRIBUTION='spread'"),
-      ('_plane_without_size', {'SLURM_DISTRIBUTION': 'plane'}, RuntimeError,
-       r"SLURM_DISTRIBUTION='plane' needs SLURM_DIST_PLANESIZE"),
-      ('_plane_size_zero', {
-          'SLURM_DISTRIBUTION': 'plane',
-          'SLURM_DIST_PLANESIZE': '0'
-      }, ValueError, r"SLURM_DIST_PLANESIZE='0'"),
-      ('_plane_size_not_a_number', {
-          'SLURM_DISTRIBUTION': 'plane',
-          'SLURM_DIST_PLANESIZE': 'two'
-      }, ValueError, r"SLURM_DIST_PLANESIZE='two'"),
-      ('_arbitrary_without_hostfile', {'SLURM_DISTRIBUTION': 'arbitrary'},
-       RuntimeError, r'SLURM_HOSTFILE is not set'),
       ('_gpus_on_node_not_a_number', {'SLURM_GPUS_ON_NODE': 'four'},
        ValueError, r"SLURM_GPUS_ON_NODE='four'"),
   )
   def testBadSlurmVariable(self, overrides, error, regex):
     env = dict(self.base_env, **overrides)
     self.use_env({k: v for k, v in env.items() if v is not None})
-    self.assertResolverFails(error, regex)
-
-  @parameterized.named_parameters(
-      ('_unknown_host', 'n2\nn1\nn9\nn1\n', RuntimeError,
-       r"SLURM_HOSTFILE=.* names hosts \['n9'\] that are not in the step "
-       r"node list \['n1', 'n2'\] \(SLURM_STEP_NODELIST='n\[1-2\]'\)"),
-      ('_wrong_counts', 'n1\nn1\nn1\nn2\n', RuntimeError,
-       r'SLURM_HOSTFILE=.* runs \[2, 2\] tasks'),
-      ('_too_few_lines', 'n1\nn2\n', RuntimeError,
-       r'SLURM_HOSTFILE=.* puts 2 ranks'),
-      ('_malformed_hostlist', 'n[2-1]\n', ValueError,
-       r"SLURM_HOSTFILE=.*'n\[2-1\]'"),
-  )
-  def testBadHostfile(self, content, error, regex):
-    hostfile = self.create_tempfile(content=content).full_path
-    self.use_env(
-        dict(self.base_env, SLURM_DISTRIBUTION='arbitrary',
-             SLURM_HOSTFILE=hostfile))
     self.assertResolverFails(error, regex)
 
   @parameterized.named_parameters(
@@ -219,10 +195,9 @@ class BadInputTest(slurm_resolver_test_util.ResolverTestCase):
                              gpus_per_node=10**12)
 
   @parameterized.named_parameters(
-      ('_node_name', 'SLURMD_NODENAME', 'n2',
-       r"SLURM_NODEID: Slurm says '0', derived '1'"),
-      ('_node_id', 'SLURM_NODEID', '1',
-       r"SLURM_NODEID: Slurm says '1', derived '0'"),
+      ('_node_name', 'SLURMD_NODENAME', 'n9',
+       r"SLURMD_NODENAME='n9' is not in the step node list \['n1', 'n2'\] "
+       r"\(SLURM_STEP_NODELIST='n\[1-2\]'\)"),
       ('_local_id', 'SLURM_LOCALID', '0',
        r"SLURM_GTIDS: Slurm says '0,1', expected .* SLURM_PROCID 1, at its "
        r"SLURM_LOCALID 0"),
@@ -237,7 +212,20 @@ class BadInputTest(slurm_resolver_test_util.ResolverTestCase):
 
   def testSallocShellIsErrorSayingToUseSrun(self):
     self.use_env(slurm_test_util.SALLOC_ENV)
-    self.assertResolverFails(RuntimeError, r'SLURM_PROCID is not set.*srun')
+    self.assertResolverFails(
+        RuntimeError, r'^This process runs in Slurm job 26 outside an srun '
+        r'step \(in its batch script or salloc shell: SLURM_STEP_NODELIST is '
+        r'not set\), and the job has 5 tasks \(SLURM_NTASKS=5\): start the '
+        r'program with srun')
+
+  def testBatchScriptOfAJobOfSeveralTasksIsErrorSayingToUseSrun(self):
+    # CUDA_VISIBLE_DEVICES=0,1 stays as it is.
+    self.use_env(slurm_test_util.BATCH_ENV)
+    self.assertResolverFails(
+        RuntimeError, r'^This process runs in Slurm job 25 outside an srun '
+        r'step \(in its batch script or salloc shell: SLURM_STEP_NODELIST is '
+        r'not set\), and the job has 4 tasks \(SLURM_NTASKS=4\): start the '
+        r'program with srun')
 
 
 if __name__ == '__main__':

@@ -19,14 +19,15 @@ deals the ranks of a block step to the nodes in topology order: with switches
 s1 = n11,n12 and s2 = n9,n10, `srun -N4 -n8` runs ranks 0,1 on n11, 2,3 on
 n12, 4,5 on n9 and 6,7 on n10, while SLURM_STEP_NODELIST stays n[9-12] and
 SLURM_NODEID, SLURM_LOCALID and SLURM_GTIDS tell each task only its own node.
-The resolver numbers the tasks of block steps node by node in list order,
-which every task computes alike.
+The resolver numbers the tasks of every step node by node in list order, as
+every task computes alike: a task's index is the number of tasks on the nodes
+listed before its own, plus its SLURM_LOCALID.
 """
 
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_resolver_test_util
+from tf_slurm import resolver_test_util as slurm_resolver_test_util
 from tensorflow.python.distribute.cluster_resolver import slurm_test_util
 
 # srun -N4 -n8 on n[9-12] under switches s1 = n11,n12 and s2 = n9,n10.
@@ -43,7 +44,7 @@ def _topology_envs(rank_hosts=_TOPOLOGY_HOSTS, **overrides):
 
 
 class TopologyOrderTest(slurm_resolver_test_util.ResolverTestCase):
-  """Block steps are numbered node by node; other distributions by rank."""
+  """Every step is numbered node by node in list order, not by rank."""
 
   def testTopologyOrderedBlockStepGivesEveryTaskOneClusterOnItsOwnNode(self):
     # Ranks 0,1 (n11) are workers 4,5; ranks 4,5 (n9) are workers 0,1.
@@ -81,22 +82,23 @@ class TopologyOrderTest(slurm_resolver_test_util.ResolverTestCase):
 
   def testBlockStepInListOrderKeepsSlurmRanks(self):
     self.assertEveryTask(
-        _topology_envs('n9 n9 n10 n10 n11 n11 n12 n12'), {'worker': _WORKERS})
+        _topology_envs('n9 n9 n10 n10 n11 n11 n12 n12'), {'worker': _WORKERS},
+        tasks=[('worker', rank) for rank in range(8)])
 
   @parameterized.parameters('cyclic', 'plane=1')
-  def testListOrderedDistributionKeepsSlurmRanks(self, distribution):
-    # Slurm keeps list order for cyclic and plane steps, topology or not.
+  def testCyclicOrPlaneStepIsNumberedNodeByNode(self, distribution):
+    # Ranks 0-3 are the first tasks of n9-n12, workers 0, 2, 4, 6.
     self.assertEveryTask(
         _topology_envs('n9 n10 n11 n12 n9 n10 n11 n12',
-                       SLURM_DISTRIBUTION=distribution),
-        {'worker': ['n9:8888', 'n10:8888', 'n11:8888', 'n12:8888', 'n9:8889',
-                    'n10:8889', 'n11:8889', 'n12:8889']})
+                       SLURM_DISTRIBUTION=distribution), {'worker': _WORKERS},
+        tasks=[('worker', index) for index in (0, 2, 4, 6, 1, 3, 5, 7)])
 
   def testTasksWithoutTheirNodeAndLocalIndexAreNumberedByRank(self):
     # Not as srun sets them: the step is taken to be in list order.
     envs = _topology_envs('n9 n9 n10 n10 n11 n11 n12 n12',
                           SLURMD_NODENAME=None, SLURM_LOCALID=None)
-    self.assertEveryTask(envs, {'worker': _WORKERS})
+    self.assertEveryTask(envs, {'worker': _WORKERS},
+                         tasks=[('worker', rank) for rank in range(8)])
 
   def testOwnRankMissingFromTheNodesRanksIsRuntimeErrorNamingThem(self):
     # Rank 0 on n11, whose SLURM_GTIDS should be 0,1.
