@@ -32,7 +32,7 @@ from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 from tests.fixtures import recorded_steps
 from tf_slurm import resolution
 from tf_slurm import resolver as companion

@@ -30,7 +30,7 @@ from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 from tf_slurm import launchers
 from tf_slurm import resolver as tf_slurm_resolver
 from tf_slurm import slurm_launcher

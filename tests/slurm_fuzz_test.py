@@ -63,7 +63,7 @@ import hypothesis
 import hypothesis.configuration
 from hypothesis import strategies as st
 
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 from tf_slurm import resolution
 from tf_slurm import resolver as slurm_cluster_resolver
 from tf_slurm import slurm_launcher

@@ -16,7 +16,7 @@
 
 from absl.testing import absltest
 
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 from tf_slurm import launchers
 from tf_slurm import slurm_launcher
 

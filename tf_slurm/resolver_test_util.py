@@ -19,7 +19,7 @@ from unittest import mock
 
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 from tensorflow.python.distribute.cluster_resolver.slurm_hostlist import expand_hostlist
 from tensorflow.python.distribute.cluster_resolver.slurm_hostlist import expand_tasks_per_node
 from tf_slurm import resolver

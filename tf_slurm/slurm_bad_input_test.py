@@ -23,7 +23,7 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tf_slurm import resolver_test_util as slurm_resolver_test_util
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 
 
 class BadInputTest(slurm_resolver_test_util.ResolverTestCase):

@@ -26,7 +26,7 @@ import os
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 from tf_slurm import resolver as tf_slurm_resolver
 from tf_slurm import resolver_test_util as slurm_resolver_test_util
 from tf_slurm.resolver import SlurmClusterResolver

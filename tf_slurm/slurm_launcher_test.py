@@ -17,7 +17,7 @@
 from absl.testing import absltest
 
 from tf_slurm import slurm_launcher
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 
 # Ranks of launches in `sbatch -N3 -n5`.
 _ompi_env = slurm_test_util.ompi_env

@@ -16,7 +16,7 @@
 
 from absl.testing import absltest
 
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 from tf_slurm import resolver_test_util as slurm_resolver_test_util
 from tf_slurm.resolver import SlurmClusterResolver
 

@@ -29,7 +29,7 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver as core_resolver
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 from tensorflow.python.training import server_lib
 from tensorflow.python.util import tf_export
 from tf_slurm import resolution

@@ -21,7 +21,7 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tf_slurm import slurm_step
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 
 
 def _placements(step):

@@ -28,7 +28,7 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tf_slurm import resolver_test_util as slurm_resolver_test_util
-from tensorflow.python.distribute.cluster_resolver import slurm_test_util
+from tf_slurm import slurm_test_util
 
 # srun -N4 -n8 on n[9-12] under switches s1 = n11,n12 and s2 = n9,n10.
 _TOPOLOGY_HOSTS = 'n11 n11 n12 n12 n9 n9 n10 n10'
