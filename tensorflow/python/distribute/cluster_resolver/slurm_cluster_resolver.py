@@ -134,14 +134,14 @@ class SlurmClusterResolver(ClusterResolver):
       cluster_resolver=resolver)
   ```
 
+  The step is fixed for its tasks' life: the cluster is resolved once, in the
+  constructor. A task's port is `port_base` plus its index on its node.
+
   Tasks are numbered node by node, in the order of `SLURM_STEP_NODELIST`:
   a task's index is the number of tasks on the nodes listed before its own,
-  plus its `SLURM_LOCALID`. That is `SLURM_PROCID` in block steps; in other
-  layouts (cyclic, plane, arbitrary, topology order) every task still finds
-  itself at its own node's address. Indices go to jobs in sorted job-name
-  order; the chief is the first task of the first node. A task's port is
-  `port_base` plus its local index. The step is fixed for the life of its
-  tasks, so everything is resolved once, in the constructor.
+  plus its `SLURM_LOCALID` (`SLURM_PROCID` in block steps). So in any layout
+  (cyclic, plane, arbitrary, topology order) every task finds itself at its
+  own node's address; the chief is the first node's first task.
 
   GPUs are dealt by id among a node's tasks; GPUs Slurm bound to a task
   (`--gpus-per-task`, `--gpu-bind`) stay with it, and so does a
@@ -171,9 +171,9 @@ class SlurmClusterResolver(ClusterResolver):
       gpus_per_node: Number of GPUs available on each node. Defaults to the
         GPUs Slurm gave the task (`CUDA_VISIBLE_DEVICES`), else to the number
         nvidia-smi reports (0 without it).
-      gpus_per_task: Number of GPUs to be used for each task. Defaults to the
-        GPUs Slurm bound to the task, else to `gpus_per_node` divided by the
-        number of tasks on the busiest node.
+      gpus_per_task: Number of GPUs to be used for each task. Defaults to
+        `gpus_per_node` divided by the number of tasks on the busiest node,
+        or to the GPUs Slurm bound to the task.
       tasks_per_node: Number of tasks running on each node: an integer, or a
         dictionary mapping host names, in the step's node order, to numbers
         of tasks. Overrides what Slurm says.

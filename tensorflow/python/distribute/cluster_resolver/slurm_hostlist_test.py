@@ -16,15 +16,15 @@
 
 import re
 
-from absl.testing import absltest
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
 from tensorflow.python.distribute.cluster_resolver.slurm_hostlist import expand_hostlist
 from tensorflow.python.distribute.cluster_resolver.slurm_hostlist import expand_tasks_per_node
+from tensorflow.python.platform import test
 
 
-class ExpandHostlistTest(parameterized.TestCase):
+class ExpandHostlistTest(test.TestCase, parameterized.TestCase):
   """The hostlist grammar, as `scontrol show hostnames` expands it."""
 
   def testNameWithoutBracketsIsItself(self):
@@ -213,7 +213,7 @@ class ExpandHostlistTest(parameterized.TestCase):
       expand_hostlist(hostlist)
 
 
-class ExpandTasksPerNodeTest(parameterized.TestCase):
+class ExpandTasksPerNodeTest(test.TestCase, parameterized.TestCase):
   """Slurm's compressed tasks-per-node lists."""
 
   def testListGivesEachCountInNodeOrder(self):
@@ -260,4 +260,4 @@ class ExpandTasksPerNodeTest(parameterized.TestCase):
 
 
 if __name__ == '__main__':
-  absltest.main()
+  test.main()

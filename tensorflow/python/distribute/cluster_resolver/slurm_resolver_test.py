@@ -231,12 +231,18 @@ class GpuTest(SlurmResolverTestCase):
       self.assertEqual('', os.environ['CUDA_VISIBLE_DEVICES'])
     self.assertEqual({'GPU': 0}, resolver.num_accelerators())
 
-  def testCpuOnlyStepHasNoGpusAndKeepsItsEnvironment(self):
+  def testCpuOnlyStepHasNoGpus(self):
+    with mock.patch.dict(os.environ, step_env('n[1-2]', '1,1', 'n1 n2', 1)):
+      resolver = SlurmClusterResolver()
+      self.assertEqual({'worker': ['n1:8888', 'n2:8888']},
+                       resolver.cluster_spec().as_dict())
+    self.assertEqual({'GPU': 0}, resolver.num_accelerators())
+
+  def testStepWithoutGpuVariablesKeepsItsEnvironment(self):
     env = step_env('n[1-2]', '1,1', 'n1 n2', 0)
     with mock.patch.dict(os.environ, env, clear=True):
-      resolver = SlurmClusterResolver()
+      SlurmClusterResolver()
       self.assertEqual(env, dict(os.environ))
-    self.assertEqual({'GPU': 0}, resolver.num_accelerators())
 
   def testMoreGpusPerTaskThanTheNodeHasIsRuntimeError(self):
     env = step_env('n1', '2', 'n1 n1', 0, CUDA_VISIBLE_DEVICES='0,1')
