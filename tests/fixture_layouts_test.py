@@ -32,10 +32,10 @@ from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tf_slurm import slurm_test_util
 from tests.fixtures import recorded_steps
 from tf_slurm import resolution
 from tf_slurm import resolver as companion
+from tf_slurm import slurm_test_util
 from tf_slurm import util
 
 # The bindings of SLURMD_TRES_BIND that give each task GPUs of its own

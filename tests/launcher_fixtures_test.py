@@ -30,10 +30,10 @@ from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tf_slurm import slurm_test_util
 from tf_slurm import launchers
 from tf_slurm import resolver as tf_slurm_resolver
 from tf_slurm import slurm_launcher
+from tf_slurm import slurm_test_util
 
 _FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures', 'launchers')
 _OPEN_MPI_4 = slurm_launcher.OPEN_MPI_4

@@ -63,11 +63,11 @@ import hypothesis
 import hypothesis.configuration
 from hypothesis import strategies as st
 
-from tf_slurm import slurm_test_util
 from tf_slurm import resolution
 from tf_slurm import resolver as slurm_cluster_resolver
 from tf_slurm import slurm_launcher
 from tf_slurm import slurm_step
+from tf_slurm import slurm_test_util
 from tf_slurm import util
 from tests.fixtures import recorded_steps
 from tf_slurm import explain

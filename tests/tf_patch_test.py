@@ -150,6 +150,8 @@ class PatchedPipTreeTest(absltest.TestCase):
 
   def testPatchedFilesAreTheRepositorys(self):
     for relpath, text in mtp.repo_files().items():
+      if relpath in mtp.upstream_paths():  # README_Slurm.md: UPSTREAM's too.
+        text = mtp.upstream_files({relpath: text}, paths=[relpath])[relpath]
       self.assertEqual(_read(self.by_git, relpath), text, relpath)
 
   def testBuildsHaveTheRepositorysSlurmTargets(self):
@@ -226,8 +228,9 @@ class PatchedPipTreeTest(absltest.TestCase):
   def testReleaseNoteIsAtTheTop(self):
     self.assertEqual(
         _read(self.by_git, mtp.RELEASE_NOTES),
-        mtp.insert_release_note(_RELEASE_MD, _read(mtp.ROOT, mtp.RELEASE_NOTE),
-                                _RELEASE))
+        mtp.insert_release_note(
+            _RELEASE_MD, _read(mtp.ROOT, mtp.RELEASE_NOTE) +
+            _read(mtp.ROOT, mtp.UPSTREAM_NOTE), _RELEASE))
 
   def testPatchForAnotherModuleIsRefusedByBoth(self):
     files = dict(self.base)
@@ -333,11 +336,11 @@ class UpstreamTest(absltest.TestCase):
   def testChangesFailureHandlingItsBuildAndGoldenAndAddsATest(self):
     self.assertCountEqual(mtp.upstream_paths(), [
         _FAILURE_HANDLING_BUILD, _FAILURE_HANDLING_MODULE, _UPSTREAM_TEST,
-        next(iter(api_golden.TF_GOLDENS))])
+        next(iter(api_golden.TF_GOLDENS)), mtp.README])
 
   def testRepositoryCarriesNoCopyOfTensorflowsFiles(self):
     for path in mtp.upstream_paths():
-      if path != _FAILURE_HANDLING_BUILD:  # The stand-ins' BUILD.
+      if path not in (_FAILURE_HANDLING_BUILD, mtp.README):  # Its own.
         self.assertFalse(os.path.exists(os.path.join(mtp.ROOT, path)), path)
 
   def testTestTargetGoesAtTheEndOfTheTreesBuild(self):

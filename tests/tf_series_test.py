@@ -73,18 +73,30 @@ class SeriesTest(absltest.TestCase):
       self.assertEqual(title, mtp.patch_title(patch))
       self.assertIn('\n\n' + description.strip() + '\n---\n', patch)
 
-  def testEveryStoredPatchAddsAtMostTheLimitOfProductLines(self):
-    stored = self.paths[:len(self.stages) - 1] + self.paths[-1:]
-    for path in stored:
+  def testEveryPatchAddsAtMostTheLimitOfProductLines(self):
+    for path in self.paths:
       self.assertLessEqual(mtp.patch_counts(_read(path))['product'],
                            mtp.PRODUCT_LIMIT, path)
 
-  def testLastPatchIsUpstreamAlone(self):
+  def testSeriesAddsAtMostItsLimitOfProductLinesInAtMostEightPatches(self):
+    self.assertLessEqual(len(self.paths), mtp.MAX_PATCHES)
+    self.assertLessEqual(
+        sum(mtp.patch_counts(_read(p))['product'] for p in self.paths),
+        mtp.SERIES_PRODUCT_LIMIT)
+
+  def testNoPatchRewritesOrDeletesATestLine(self):
+    for path in self.paths:
+      self.assertEqual([], mtp.removed_test_lines(_read(path)), path)
+
+  def testLastPatchIsUpstreamAndItsReleaseNoteAlone(self):
     patch = _read(self.paths[-1])
     self.assertEqual(mtp.patch_title(patch), mtp.series_messages()[-1].split(
         '\n', 1)[0])
-    self.assertEqual(re.findall(r'^diff --git a/\S+ b/(\S+)$', patch, re.M),
-                     mtp.upstream_paths())
+    self.assertCountEqual(
+        re.findall(r'^diff --git a/\S+ b/(\S+)$', patch, re.M),
+        mtp.upstream_paths() + [mtp.RELEASE_NOTES])
+    self.assertIn(''.join('+' + line + '\n' for line in _read(
+        os.path.join(mtp.ROOT, mtp.UPSTREAM_NOTE)).splitlines()), patch)
 
   def testWritingTwiceGivesTheSameFiles(self):
     again = mtp.write_series(_RELEASE, mtp.series_base(self.base),

@@ -30,9 +30,9 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_step as core_step
-from tf_slurm import slurm_test_util
 from tf_slurm import explain as slurm_explain
 from tf_slurm import resolver_test_util as slurm_resolver_test_util
+from tf_slurm import slurm_test_util
 from tf_slurm.resolver import SlurmClusterResolver
 
 

@@ -16,9 +16,9 @@
 
 from absl.testing import absltest
 
-from tf_slurm import slurm_test_util
 from tf_slurm import launchers
 from tf_slurm import slurm_launcher
+from tf_slurm import slurm_test_util
 
 # Ranks of launches in `sbatch -N3 -n5` (its job: _JOB).
 _JOB = slurm_test_util.MPI_JOB

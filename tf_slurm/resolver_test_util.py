@@ -19,10 +19,10 @@ from unittest import mock
 
 from absl.testing import parameterized
 
-from tf_slurm import slurm_test_util
 from tensorflow.python.distribute.cluster_resolver.slurm_hostlist import expand_hostlist
 from tensorflow.python.distribute.cluster_resolver.slurm_hostlist import expand_tasks_per_node
 from tf_slurm import resolver
+from tf_slurm import slurm_test_util
 from tf_slurm import util
 
 

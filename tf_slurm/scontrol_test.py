@@ -22,9 +22,9 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_hostlist
-from tf_slurm import slurm_test_util
 from tf_slurm import resolver_test_util as slurm_resolver_test_util
 from tf_slurm import scontrol
+from tf_slurm import slurm_test_util
 from tf_slurm import util
 from tf_slurm.resolver import SlurmClusterResolver
 

@@ -26,9 +26,9 @@ import os
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tf_slurm import slurm_test_util
 from tf_slurm import resolver as tf_slurm_resolver
 from tf_slurm import resolver_test_util as slurm_resolver_test_util
+from tf_slurm import slurm_test_util
 from tf_slurm.resolver import SlurmClusterResolver
 
 step_env = slurm_test_util.step_env

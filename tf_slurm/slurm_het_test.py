@@ -26,8 +26,8 @@ import re
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tf_slurm import slurm_test_util
 from tf_slurm import resolver_test_util as slurm_resolver_test_util
+from tf_slurm import slurm_test_util
 from tf_slurm.resolver import SlurmClusterResolver
 
 step_env = slurm_test_util.step_env

@@ -16,8 +16,8 @@
 
 from absl.testing import absltest
 
-from tf_slurm import slurm_test_util
 from tf_slurm import resolver_test_util as slurm_resolver_test_util
+from tf_slurm import slurm_test_util
 from tf_slurm.resolver import SlurmClusterResolver
 
 

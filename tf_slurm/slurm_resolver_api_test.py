@@ -29,12 +29,12 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from tensorflow.python.distribute.cluster_resolver import slurm_cluster_resolver as core_resolver
-from tf_slurm import slurm_test_util
 from tensorflow.python.training import server_lib
 from tensorflow.python.util import tf_export
 from tf_slurm import resolution
 from tf_slurm import resolver_test_util as slurm_resolver_test_util
 from tf_slurm import slurm_step
+from tf_slurm import slurm_test_util
 from tf_slurm.resolver import SlurmClusterResolver
 
 step_env = slurm_test_util.step_env

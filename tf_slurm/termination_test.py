@@ -25,9 +25,9 @@ from unittest import mock
 from absl.testing import absltest
 from absl.testing import parameterized
 
-from tf_slurm import slurm_test_util
 from tensorflow.python.distribute.failure_handling import failure_handling
 from tensorflow.python.distribute.failure_handling import failure_handling_util
+from tf_slurm import slurm_test_util
 from tf_slurm import termination as stc
 
 _RUNNING = ('JobId=7 JobName=train JobState=RUNNING Reason=None '

@@ -14,8 +14,9 @@ writes them, without its stand-ins (`splice_build`); the class goldens
 (`api_golden`); tools/tf_release_note.md in RELEASE.md under a new heading
 for the release after the patched one, which has shipped; and UPSTREAM, the
 change of TensorFlow's own failure_handling.py (`TerminationConfig(
-termination_signals=...)`), its BUILD and golden, with its test, applied
-last (`upstream_files`).
+termination_signals=...)`), its BUILD and golden, with its test, and
+README_Slurm.md's section on the end of a job, applied last
+(`upstream_files`), its release note (UPSTREAM_NOTE) after the resolver's.
 
 `--check` applies the patch to two scratch trees, with `git apply` and with
 `patch -p1`, compares them, and runs every carried test file of the patched
@@ -81,6 +82,7 @@ RELEASES = ('2.21',)  # Releases the patch is made for (major.minor).
 # last patch, UPSTREAM_MESSAGE its message.
 UPSTREAM = 'tools/tf_termination_signals.diff'
 UPSTREAM_MESSAGE = 'tools/tf_termination_signals.txt'
+UPSTREAM_NOTE = 'tools/tf_termination_signals.md'  # Its release note.
 
 # Samples, for a tree rebuilt from pip, of the files the patch changes that
 # pip does not ship, each in the shape of TensorFlow 2.21's and with what the
@@ -445,8 +447,11 @@ def patched_files(release, base, root=ROOT, upstream=True):
   if base.get(RELEASE_NOTES) is None:
     notes.append('the tree has no %s: no release note' % RELEASE_NOTES)
   else:
-    new[RELEASE_NOTES] = insert_release_note(
-        base[RELEASE_NOTES], _read(root, RELEASE_NOTE), release)
+    note = _read(root, RELEASE_NOTE)
+    if upstream:
+      note += _read(root, UPSTREAM_NOTE)
+    new[RELEASE_NOTES] = insert_release_note(base[RELEASE_NOTES], note,
+                                             release)
     notes.append('%s: the note is under a new "# Release %s" (%s has '
                  'shipped)' % (RELEASE_NOTES, next_release(release), release))
   notes += ['the tree has no %s: the patch adds it' % p for p in (TEST, README)
@@ -640,6 +645,8 @@ def check(release, tf_tree=None, root=ROOT, out=sys.stdout):
 SERIES = 'tools/tf_series'
 SERIES_DATE = '2026-01-01T00:00:00+00:00'  # Commits' dates, for stable files.
 PRODUCT_LIMIT = 300  # Product lines a pull request should add at most.
+SERIES_PRODUCT_LIMIT = 1000  # Product lines the whole series adds at most.
+MAX_PATCHES = 8  # Pull requests in the series at most.
 
 
 def series_stages(root=ROOT):
@@ -813,6 +820,21 @@ def patch_counts(patch):
   return counts
 
 
+def removed_test_lines(patch):
+  """The lines a patch file removes from test files (tests, test utilities).
+
+  A test is written in its final form in the patch that adds it: no later
+  patch rewrites or deletes it.
+  """
+  removed, kind = [], None
+  for line in patch.splitlines():
+    if line.startswith('diff --git '):
+      kind = _is_test(line.split(' b/', 1)[1])
+    elif kind and line.startswith('-') and not line.startswith('--- '):
+      removed.append(line[1:])
+  return removed
+
+
 def patch_title(patch):
   match = re.search(r'^Subject: \[PATCH[^\]]*\] (.*(?:\n .*)*)', patch, re.M)
   return match.group(1).replace('\n ', ' ') if match else '?'
@@ -821,15 +843,22 @@ def patch_title(patch):
 def series_table(paths):
   """The table of the series' patches: title and lines added, by kind."""
   rows = ['patch  product  test  other  title']
+  total = {'product': 0, 'test': 0, 'other': 0}
   for path in paths:
     with open(path, encoding='utf-8') as f:
       patch = f.read()
     counts = patch_counts(patch)
+    total = {kind: total[kind] + counts[kind] for kind in total}
     flag = ' (over %d)' % PRODUCT_LIMIT if counts[
         'product'] > PRODUCT_LIMIT else ''
     rows.append('%5s  %7d  %4d  %5d  %s%s' % (
         os.path.basename(path)[:4], counts['product'], counts['test'],
         counts['other'], patch_title(patch), flag))
+  flag = ' (over %d)' % SERIES_PRODUCT_LIMIT if total[
+      'product'] > SERIES_PRODUCT_LIMIT else ''
+  rows.append('%5s  %7d  %4d  %5d  %d patches (at most %d)%s' % (
+      'all', total['product'], total['test'], total['other'], len(paths),
+      MAX_PATCHES, flag))
   return '\n'.join(rows) + '\n'
 
 
